@@ -1,0 +1,88 @@
+"""Where delegate keeps its data, and the agents it knows.
+
+Resolution order for the data folder: ``--data-dir`` > ``$DELEGATE_HOME`` >
+the platform's user data folder. Nothing is created until a command needs it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from core.errors import InvalidConfig
+
+DB_FILENAME = "delegate.sqlite3"
+CONFIG_FILENAME = "config.toml"
+DEFAULT_CONTEXT_LIMIT = 200_000
+
+
+def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data folder, without creating it."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get("DELEGATE_HOME")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs  # deferred: only this branch needs it
+
+    return platformdirs.user_data_path("delegate", appauthor=False)
+
+
+def ensure_data_dir(path: Path) -> Path:
+    """Create the data folder private to the user (0700) on first use."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+class AgentConfig(BaseModel):
+    """One configured agent: which runner drives it and how big its context is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    runner: Literal["scripted"] = "scripted"
+    description: str = ""
+    context_limit: int = Field(default=DEFAULT_CONTEXT_LIMIT, gt=0)
+    script: Path | None = Field(default=None, description="TOML/JSON reply script")
+    delay: float = Field(default=0.0, ge=0, description="seconds between streamed chunks")
+    persona: str = Field(default="", description="prefix of echo replies")
+
+
+def builtin_agents() -> dict[str, AgentConfig]:
+    """Agents that exist without any configuration: deterministic scripted delegates."""
+    return {
+        "echo": AgentConfig(description="echoes the prompt back", persona="echo"),
+        "reviewer": AgentConfig(description="reviews changes", persona="review"),
+        "tester": AgentConfig(description="writes and runs tests", persona="tests"),
+        "planner": AgentConfig(
+            description="breaks work into steps", persona="plan", context_limit=128_000
+        ),
+        "scribe": AgentConfig(description="writes docs", persona="docs", context_limit=32_000),
+    }
+
+
+class Settings(BaseModel):
+    """The settings file (``config.toml`` in the data folder), merged over built-ins."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default_agent: str = "echo"
+    agents: dict[str, AgentConfig] = Field(default_factory=builtin_agents)
+
+
+def load_settings(data_dir: Path) -> Settings:
+    """Read ``config.toml`` if present; a broken file is an error naming the file."""
+    path = data_dir / CONFIG_FILENAME
+    if not path.exists():
+        return Settings()
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        agents = builtin_agents()
+        for name, table in raw.pop("agents", {}).items():
+            agents[name] = AgentConfig.model_validate(table)
+        return Settings(agents=agents, **raw)
+    except (tomllib.TOMLDecodeError, ValidationError, UnicodeDecodeError, TypeError) as exc:
+        raise InvalidConfig(f"settings file {path} is invalid: {exc}") from exc

@@ -1,0 +1,79 @@
+"""Opaque pagination cursors: base64url of a small versioned JSON payload.
+
+Cursors are keyset positions (never offsets), so a page stays correct while
+other sessions are touched between calls.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+
+from core.errors import InvalidCursor
+
+_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCursor:
+    """Position after the last session of a page: ``(last_interacted_us, conversation_id)``."""
+
+    last_interacted_us: int
+    conversation_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageCursor:
+    """Position after the oldest message of a page within one conversation."""
+
+    conversation_id: str
+    seq: int
+
+
+def _encode(payload: dict[str, object]) -> str:
+    raw = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _decode(cursor: str, kind: str) -> dict[str, object]:
+    problem = f"cursor {cursor[:40]!r} is not one this server issued; start again without a cursor"
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        payload = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    except (ValueError, UnicodeError, binascii.Error) as exc:
+        raise InvalidCursor(problem) from exc
+    if not isinstance(payload, dict) or payload.get("v") != _VERSION or payload.get("k") != kind:
+        raise InvalidCursor(problem)
+    return payload
+
+
+def encode_session_cursor(cursor: SessionCursor) -> str:
+    return _encode(
+        {"v": _VERSION, "k": "s", "t": cursor.last_interacted_us, "id": cursor.conversation_id}
+    )
+
+
+def decode_session_cursor(cursor: str) -> SessionCursor:
+    payload = _decode(cursor, "s")
+    ts, cid = payload.get("t"), payload.get("id")
+    if type(ts) is not int or not isinstance(cid, str):
+        raise InvalidCursor(f"cursor {cursor[:40]!r} is malformed; start again without a cursor")
+    return SessionCursor(ts, cid)
+
+
+def encode_message_cursor(cursor: MessageCursor) -> str:
+    return _encode({"v": _VERSION, "k": "m", "c": cursor.conversation_id, "s": cursor.seq})
+
+
+def decode_message_cursor(cursor: str, conversation_id: str) -> MessageCursor:
+    payload = _decode(cursor, "m")
+    cid, seq = payload.get("c"), payload.get("s")
+    if not isinstance(cid, str) or type(seq) is not int:
+        raise InvalidCursor(f"cursor {cursor[:40]!r} is malformed; start again without a cursor")
+    if cid != conversation_id:
+        raise InvalidCursor(
+            f"cursor belongs to conversation {cid!r}, not {conversation_id!r}"
+        )
+    return MessageCursor(cid, seq)

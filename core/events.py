@@ -1,0 +1,127 @@
+"""History events and the async bus that carries them to every front end.
+
+Events are plain pydantic models (never Textual messages); the TUI adapts them
+in one place. History events are also stored, so a new panel can show the past.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from core.models import RunStatus, SessionMode, Usage
+
+log = logging.getLogger(__name__)
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    at: datetime
+    conversation_id: str
+
+
+class DelegateLaunched(_Event):
+    kind: Literal["delegate_launched"] = "delegate_launched"
+    run_id: str
+    agent_id: str
+    prompt: str
+    mode: SessionMode
+
+
+class DelegateFinished(_Event):
+    """A launch's first run ended (completed, failed or cancelled)."""
+
+    kind: Literal["delegate_finished"] = "delegate_finished"
+    run_id: str
+    agent_id: str
+    status: RunStatus
+    duration_s: float
+    usage: Usage
+    error: str | None = None
+
+
+class FollowUpStarted(_Event):
+    kind: Literal["follow_up_started"] = "follow_up_started"
+    run_id: str
+    agent_id: str
+    prompt: str
+
+
+class FollowUpCompleted(_Event):
+    kind: Literal["follow_up_completed"] = "follow_up_completed"
+    run_id: str
+    agent_id: str
+    prompt: str
+    status: RunStatus
+    duration_s: float
+    usage: Usage
+    error: str | None = None
+
+
+class SessionDismissed(_Event):
+    kind: Literal["session_dismissed"] = "session_dismissed"
+    agent_id: str
+    title: str
+
+
+HistoryEvent = Annotated[
+    DelegateLaunched | DelegateFinished | FollowUpStarted | FollowUpCompleted | SessionDismissed,
+    Field(discriminator="kind"),
+]
+HISTORY_EVENT = TypeAdapter[HistoryEvent](HistoryEvent)
+
+
+class RunOutput(BaseModel):
+    """Transient: a chunk of a run's streamed reply (not stored as history)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["run_output"] = "run_output"
+    conversation_id: str
+    run_id: str
+    text: str
+
+
+BusEvent = HistoryEvent | RunOutput
+Listener = Callable[[BusEvent], None]
+
+
+class EventBus:
+    """Fan-out of events to callbacks and async subscribers.
+
+    A slow subscriber never blocks publishing: each has its own unbounded queue.
+    """
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+        self._queues: list[asyncio.Queue[BusEvent]] = []
+
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` for every event; returns a function that removes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def publish(self, event: BusEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # one broken front end must not stop the others
+                log.exception("event listener failed on %s", event.kind)
+        for queue in self._queues:
+            queue.put_nowait(event)
+
+    @contextlib.asynccontextmanager
+    async def subscribe(self) -> AsyncIterator[asyncio.Queue[BusEvent]]:
+        queue: asyncio.Queue[BusEvent] = asyncio.Queue()
+        self._queues.append(queue)
+        try:
+            yield queue
+        finally:
+            self._queues.remove(queue)

@@ -1,0 +1,92 @@
+"""Forward-only schema migrations, tracked with ``PRAGMA user_version``.
+
+Migration N brings a store from version N-1 to N. Never edit a released
+migration; add the next one. Columns that later issues will fill (source ids,
+message categories, run roles and groups, capsules) are added by their own
+migrations when those issues land.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: dict[int, str] = {
+    1: """
+CREATE TABLE agents (
+    agent_id       TEXT PRIMARY KEY,
+    runner         TEXT NOT NULL,
+    context_limit  INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE sessions (
+    conversation_id     TEXT PRIMARY KEY,
+    agent_id            TEXT NOT NULL,
+    mode                TEXT NOT NULL CHECK (mode IN ('standard', 'detached')),
+    state               TEXT NOT NULL,
+    cwd                 TEXT NOT NULL,
+    git_branch          TEXT,
+    title               TEXT NOT NULL DEFAULT '',
+    parent_id           TEXT,
+    source              TEXT NOT NULL DEFAULT 'delegate',
+    created_at          INTEGER NOT NULL,
+    last_interacted_at  INTEGER NOT NULL,
+    turns               INTEGER NOT NULL DEFAULT 0,
+    message_count       INTEGER NOT NULL DEFAULT 0,
+    token_count         INTEGER NOT NULL DEFAULT 0,
+    bytes_on_disk       INTEGER NOT NULL DEFAULT 0,
+    context_tokens      INTEGER NOT NULL DEFAULT 0,
+    context_limit       INTEGER NOT NULL DEFAULT 0,
+    next_seq            INTEGER NOT NULL DEFAULT 0,
+    active_run_id       TEXT,
+    last_run_status     TEXT
+);
+CREATE INDEX sessions_newest_first ON sessions (last_interacted_at DESC, conversation_id DESC);
+CREATE INDEX sessions_by_parent ON sessions (parent_id) WHERE parent_id IS NOT NULL;
+
+CREATE TABLE messages (
+    conversation_id  TEXT NOT NULL REFERENCES sessions (conversation_id) ON DELETE CASCADE,
+    seq              INTEGER NOT NULL,
+    id               TEXT NOT NULL,
+    role             TEXT NOT NULL,
+    content          TEXT NOT NULL,
+    created_at       INTEGER NOT NULL,
+    token_count      INTEGER NOT NULL,
+    tool             TEXT,
+    run_id           TEXT,
+    PRIMARY KEY (conversation_id, seq)
+);
+
+CREATE TABLE runs (
+    run_id           TEXT PRIMARY KEY,
+    conversation_id  TEXT NOT NULL REFERENCES sessions (conversation_id) ON DELETE CASCADE,
+    agent_id         TEXT NOT NULL,
+    kind             TEXT NOT NULL CHECK (kind IN ('launch', 'follow_up')),
+    prompt           TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    started_at       INTEGER NOT NULL,
+    finished_at      INTEGER,
+    input_tokens     INTEGER NOT NULL DEFAULT 0,
+    output_tokens    INTEGER NOT NULL DEFAULT 0,
+    output           TEXT NOT NULL DEFAULT '',
+    error            TEXT,
+    owner_pid        INTEGER,
+    owner_host       TEXT
+);
+CREATE INDEX runs_by_conversation ON runs (conversation_id, started_at);
+
+CREATE TABLE history (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    at               INTEGER NOT NULL,
+    kind             TEXT NOT NULL,
+    conversation_id  TEXT,
+    run_id           TEXT,
+    payload          TEXT NOT NULL
+);
+
+CREATE TABLE dismissed (
+    conversation_id  TEXT PRIMARY KEY,
+    source           TEXT NOT NULL,
+    dismissed_at     INTEGER NOT NULL
+)
+""",
+}
+
+SCHEMA_VERSION = max(MIGRATIONS)

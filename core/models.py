@@ -1,0 +1,219 @@
+"""Pydantic models shared by the store, the orchestrator and every front end.
+
+Request models forbid unknown fields so a typo in a tool call is reported
+(``invalid_request`` naming the field) instead of silently ignored.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+MAX_PAGE = 100
+DEFAULT_SESSION_PAGE = 3
+DEFAULT_MESSAGE_PAGE = 10
+
+
+class SessionMode(StrEnum):
+    """How a delegate was launched: attached to its caller, or detached."""
+
+    STANDARD = "standard"
+    DETACHED = "detached"
+
+
+class SessionState(StrEnum):
+    """Where a session is in its life; only ``dismiss`` removes one."""
+
+    IDLE = "idle"  # reusable, nothing running
+    RUNNING = "running"  # a launch or follow-up is in flight
+    PENDING = "pending"  # detached launch still working
+    READY = "ready"  # detached launch finished, waiting for a follow-up
+    HANDED_OFF = "handed_off"  # context ran low and work moved on (later issues)
+
+
+class RunKind(StrEnum):
+    LAUNCH = "launch"
+    FOLLOW_UP = "follow_up"
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Usage(Strict):
+    """Token usage a runner reported for one run."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class SessionMetrics(Strict):
+    """Shadow metrics of a session: what it weighs and how far it went."""
+
+    turns: int = 0
+    messages: int = 0
+    tokens: int = 0
+    bytes: int = 0
+
+
+class ContextUsage(Strict):
+    """How much of an agent's context window the session occupies."""
+
+    used_tokens: int = 0
+    limit_tokens: int = 0
+
+    @property
+    def left_fraction(self) -> float:
+        if self.limit_tokens <= 0:
+            return 1.0
+        return max(0.0, 1.0 - self.used_tokens / self.limit_tokens)
+
+
+class Session(Strict):
+    """One reusable delegate conversation, as listed by ``delegate_sessions``."""
+
+    conversation_id: str
+    agent_id: str
+    mode: SessionMode
+    state: SessionState
+    cwd: str
+    git_branch: str | None = None
+    title: str = ""
+    parent_id: str | None = None
+    source: str = "delegate"
+    created_at: datetime
+    last_interacted_at: datetime
+    metrics: SessionMetrics = SessionMetrics()
+    context: ContextUsage = ContextUsage()
+    last_run_status: RunStatus | None = None
+
+
+class Message(Strict):
+    """One message of a conversation; ``tool`` carries call metadata for replay."""
+
+    id: str
+    conversation_id: str
+    seq: int
+    role: Role
+    content: str
+    created_at: datetime
+    token_count: int = 0
+    tool: dict[str, Any] | None = None
+    run_id: str | None = None
+
+
+class Run(Strict):
+    """One launch or follow-up: every ``delegate`` call mints a fresh run id."""
+
+    run_id: str
+    conversation_id: str
+    agent_id: str
+    kind: RunKind
+    prompt: str
+    status: RunStatus
+    started_at: datetime
+    finished_at: datetime | None = None
+    usage: Usage = Usage()
+    output: str = ""
+    error: str | None = None
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()
+
+
+class SessionPage(Strict):
+    sessions: list[Session]
+    next_cursor: str | None
+
+
+class MessagePage(Strict):
+    messages: list[Message]
+    next_cursor: str | None
+
+
+# --- tool requests -------------------------------------------------------
+
+NonEmptyText = Annotated[str, StringConstraints(min_length=1)]
+PageLimit = Annotated[int, Field(ge=1, le=MAX_PAGE)]
+
+
+class SessionsRequest(Strict):
+    """``delegate_sessions``: list reusable sessions, page messages, or dismiss one."""
+
+    operation: Literal["list", "messages", "dismiss"] = Field(
+        description="list sessions, page a session's messages, or dismiss a session"
+    )
+    conversation_id: NonEmptyText | None = Field(
+        default=None, description="required for messages and dismiss"
+    )
+    cursor: str | None = Field(default=None, description="next_cursor of a previous page")
+    limit: PageLimit | None = Field(
+        default=None, description="page size, 1..100 (default 3 sessions, 10 messages)"
+    )
+
+    @model_validator(mode="after")
+    def _needs_conversation(self) -> SessionsRequest:
+        if self.operation in ("messages", "dismiss") and self.conversation_id is None:
+            raise ValueError(f"conversation_id is required for operation {self.operation!r}")
+        if self.operation == "dismiss" and (self.cursor is not None or self.limit is not None):
+            raise ValueError("cursor and limit do not apply to operation 'dismiss'")
+        return self
+
+
+class BatchItem(Strict):
+    prompt: NonEmptyText
+    agent_id: str | None = None
+    cwd: str | None = None
+
+
+class AgentRequest(Strict):
+    """``delegate_agent``: launch a delegate, or follow up on an existing conversation."""
+
+    prompt: NonEmptyText | None = Field(default=None, description="the task or follow-up")
+    agent_id: NonEmptyText | None = Field(
+        default=None, description="agent to run; defaults to the session's on follow-up"
+    )
+    conversation_id: NonEmptyText | None = Field(
+        default=None, description="continue this session instead of launching a new one"
+    )
+    batch: list[BatchItem] | None = Field(
+        default=None, min_length=1, description="launch several delegates at once"
+    )
+    cwd: str | None = Field(default=None, description="working directory for a launch")
+    mode: SessionMode = Field(default=SessionMode.STANDARD, description="standard or detached")
+
+    @model_validator(mode="after")
+    def _check_shape(self) -> AgentRequest:
+        if self.conversation_id is not None and self.batch is not None:
+            raise ValueError("conversation_id and batch are mutually exclusive")
+        if self.batch is not None and self.prompt is not None:
+            raise ValueError("give either prompt or batch, not both")
+        if self.batch is None and self.prompt is None:
+            raise ValueError("prompt is required")
+        if self.conversation_id is not None and self.cwd is not None:
+            raise ValueError("cwd applies to launches only; a follow-up runs in the session's cwd")
+        return self

@@ -1,0 +1,468 @@
+"""``AgentOrchestrator``: the single API every front end uses.
+
+List, preview, dismiss, launch and follow up. Requests are validated with the
+pydantic models, state changes go through the store in one transaction each,
+runs execute as asyncio tasks, and history events go out on the bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from core import cursors
+from core.clock import Clock, system_clock, to_us
+from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
+from core.errors import InvalidRequest, RunnerUnavailable, UnknownAgent
+from core.events import (
+    DelegateFinished,
+    DelegateLaunched,
+    EventBus,
+    FollowUpCompleted,
+    HISTORY_EVENT,
+    FollowUpStarted,
+    HistoryEvent,
+    RunOutput,
+    SessionDismissed,
+)
+from core.gitinfo import current_branch
+from core.models import (
+    DEFAULT_MESSAGE_PAGE,
+    DEFAULT_SESSION_PAGE,
+    AgentRequest,
+    MessagePage,
+    Role,
+    Run,
+    RunKind,
+    RunStatus,
+    Session,
+    SessionMode,
+    SessionPage,
+    SessionsRequest,
+    Usage,
+)
+from core.runners import (
+    MessageOut,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunRequest,
+    TextDelta,
+    build_runner,
+)
+from core.runners.base import Runner
+from core.store import NewMessage, NewRun, NewSession, Store
+from core.tokens import count_tokens
+
+M = TypeVar("M", bound=BaseModel)
+TITLE_CHARS = 80
+
+
+def validate(model: type[M], data: Any) -> M:
+    """Validate ``data`` or raise ``invalid_request`` naming each bad field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "request"
+            problems.append(f"{where}: {err['msg']}")
+        raise InvalidRequest("; ".join(problems)) from exc
+
+
+def title_from_prompt(prompt: str) -> str:
+    first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
+
+
+@dataclass
+class RunHandle:
+    """A launch or follow-up in flight: its ids, its live events, its outcome."""
+
+    run_id: str
+    conversation_id: str
+    agent_id: str
+    kind: RunKind
+    _events: asyncio.Queue[RunEvent | None] = field(default_factory=asyncio.Queue, repr=False)
+    _task: asyncio.Task[Run] | None = field(default=None, repr=False)
+
+    async def stream(self) -> AsyncIterator[RunEvent]:
+        """The runner's events as they arrive (one consumer), ending with the run."""
+        while (event := await self._events.get()) is not None:
+            yield event
+
+    async def wait(self) -> Run:
+        """Wait for the run to end and return it as stored."""
+        assert self._task is not None
+        return await asyncio.shield(self._task)
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+class AgentOrchestrator:
+    """List, preview, dismiss, launch and follow up on delegate sessions."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        bus: EventBus | None = None,
+        clock: Clock = system_clock,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.bus = bus or EventBus()
+        self.clock = clock
+        self._new_id = new_id
+        self._runs: dict[str, RunHandle] = {}
+
+    @classmethod
+    async def open(cls, data_dir: Path, **kwargs: Any) -> AgentOrchestrator:
+        """Open the data folder (created 0700 on first use) and its store."""
+        settings = load_settings(data_dir) if data_dir.exists() else Settings()
+        store = await Store.open(ensure_data_dir(data_dir) / DB_FILENAME)
+        orchestrator = cls(store, settings, **kwargs)
+        await store.upsert_agents(
+            (name, agent.runner, agent.context_limit) for name, agent in settings.agents.items()
+        )
+        return orchestrator
+
+    async def close(self, *, wait: bool = True) -> None:
+        """Let in-flight runs finish (or cancel them) and close the store."""
+        tasks = [h._task for h in self._runs.values() if h._task is not None]
+        if not wait:
+            for task in tasks:
+                task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.store.close()
+
+    # --- discovery and preview ------------------------------------------
+
+    async def list_sessions(
+        self, limit: int = DEFAULT_SESSION_PAGE, cursor: str | None = None
+    ) -> SessionPage:
+        """Reusable sessions, newest interaction first, one keyset page at a time."""
+        request = validate(SessionsRequest, {"operation": "list", "limit": limit, "cursor": cursor})
+        after = cursors.decode_session_cursor(cursor) if request.cursor else None
+        sessions, nxt = await self.store.list_sessions(request.limit or limit, after)
+        return SessionPage(
+            sessions=sessions,
+            next_cursor=cursors.encode_session_cursor(nxt) if nxt else None,
+        )
+
+    async def recent_messages(
+        self,
+        conversation_id: str,
+        limit: int = DEFAULT_MESSAGE_PAGE,
+        cursor: str | None = None,
+    ) -> MessagePage:
+        """The last ``limit`` messages, newest first; ``next_cursor`` pages back."""
+        request = validate(
+            SessionsRequest,
+            {
+                "operation": "messages",
+                "conversation_id": conversation_id,
+                "limit": limit,
+                "cursor": cursor,
+            },
+        )
+        before = (
+            cursors.decode_message_cursor(cursor, conversation_id) if request.cursor else None
+        )
+        messages, nxt = await self.store.recent_messages(
+            conversation_id, request.limit or limit, before
+        )
+        return MessagePage(
+            messages=messages,
+            next_cursor=cursors.encode_message_cursor(nxt) if nxt else None,
+        )
+
+    async def get_session(self, conversation_id: str) -> Session:
+        return await self.store.get_session(conversation_id)
+
+    async def status_counts(self) -> dict[str, int]:
+        """Reusable sessions by state and their total footprint in bytes."""
+        return await self.store.count_sessions()
+
+    # --- dismiss ---------------------------------------------------------
+
+    async def dismiss(self, conversation_id: str) -> Session:
+        """Remove a session from the reusable pool and free what we store for it.
+
+        Files another tool wrote are never touched; the id is remembered so a
+        later import does not bring the session back.
+        """
+        validate(SessionsRequest, {"operation": "dismiss", "conversation_id": conversation_id})
+        now = self.clock()
+        session = await self.store.dismiss(conversation_id, to_us(now))
+        await self._emit(
+            SessionDismissed(
+                at=now,
+                conversation_id=conversation_id,
+                agent_id=session.agent_id,
+                title=session.title,
+            )
+        )
+        return session
+
+    # --- launch and follow-up -------------------------------------------
+
+    async def delegate(
+        self,
+        prompt: str | None = None,
+        agent_id: str | None = None,
+        conversation_id: str | None = None,
+        batch: list[dict[str, Any]] | None = None,
+        cwd: str | None = None,
+        mode: SessionMode | str = SessionMode.STANDARD,
+    ) -> list[RunHandle]:
+        """Launch new delegates, or follow up on ``conversation_id``.
+
+        Returns one handle per run started (several only for ``batch``). Every
+        call mints fresh run ids; a follow-up keeps its conversation id.
+        """
+        request = validate(
+            AgentRequest,
+            {
+                k: v
+                for k, v in {
+                    "prompt": prompt,
+                    "agent_id": agent_id,
+                    "conversation_id": conversation_id,
+                    "batch": batch,
+                    "cwd": cwd,
+                    "mode": mode,
+                }.items()
+                if v is not None
+            },
+        )
+        if request.conversation_id is not None:
+            assert request.prompt is not None
+            return [
+                await self._follow_up(request.conversation_id, request.prompt, request.agent_id)
+            ]
+        if request.batch is not None:
+            # Check every item before starting any, so a bad item starts nothing.
+            plans = [
+                (item.prompt, self._runner_for(item.agent_id or request.agent_id),
+                 self._check_cwd(item.cwd or request.cwd))
+                for item in request.batch
+            ]
+            return [
+                await self._launch(p, agent, runner, where, request.mode)
+                for p, (agent, runner), where in plans
+            ]
+        assert request.prompt is not None
+        agent, runner = self._runner_for(request.agent_id)
+        return [
+            await self._launch(
+                request.prompt, agent, runner, self._check_cwd(request.cwd), request.mode
+            )
+        ]
+
+    def _runner_for(self, agent_id: str | None) -> tuple[str, Runner]:
+        agent = agent_id or self.settings.default_agent
+        config = self.settings.agents.get(agent)
+        if config is None:
+            raise UnknownAgent(agent, list(self.settings.agents))
+        return agent, build_runner(agent, config)
+
+    def _check_cwd(self, cwd: str | None) -> Path:
+        path = Path(cwd).expanduser() if cwd else Path.cwd()
+        if not path.is_dir():
+            raise InvalidRequest(f"cwd: {cwd!r} is not a directory")
+        return path.resolve()
+
+    async def _prompt_message(self, prompt: str, run_id: str, at_us: int) -> NewMessage:
+        tokens = await asyncio.to_thread(count_tokens, prompt)
+        return NewMessage(self._new_id(), Role.USER, prompt, at_us, tokens, run_id=run_id)
+
+    async def _launch(
+        self, prompt: str, agent_id: str, runner: Runner, cwd: Path, mode: SessionMode
+    ) -> RunHandle:
+        now = self.clock()
+        at_us = to_us(now)
+        conversation_id, run_id = self._new_id(), self._new_id()
+        branch = await asyncio.to_thread(current_branch, cwd)
+        config = self.settings.agents[agent_id]
+        await self.store.start_launch(
+            NewSession(
+                conversation_id=conversation_id,
+                agent_id=agent_id,
+                mode=mode,
+                cwd=str(cwd),
+                title=title_from_prompt(prompt),
+                created_us=at_us,
+                context_limit=config.context_limit,
+                git_branch=branch,
+            ),
+            NewRun(run_id, agent_id, RunKind.LAUNCH, prompt, at_us),
+            await self._prompt_message(prompt, run_id, at_us),
+        )
+        await self._emit(
+            DelegateLaunched(
+                at=now,
+                conversation_id=conversation_id,
+                run_id=run_id,
+                agent_id=agent_id,
+                prompt=prompt,
+                mode=mode,
+            )
+        )
+        request = RunRequest(run_id, conversation_id, agent_id, prompt, cwd, turn=1)
+        return self._start(request, runner, RunKind.LAUNCH)
+
+    async def _follow_up(
+        self, conversation_id: str, prompt: str, agent_id: str | None
+    ) -> RunHandle:
+        session = await self.store.get_session(conversation_id)
+        agent, runner = self._runner_for(agent_id or session.agent_id)
+        now = self.clock()
+        at_us = to_us(now)
+        run_id = self._new_id()
+        message = await self._prompt_message(prompt, run_id, at_us)
+        session = await self.store.claim_follow_up(
+            conversation_id, NewRun(run_id, agent, RunKind.FOLLOW_UP, prompt, at_us), message
+        )
+        await self._emit(
+            FollowUpStarted(
+                at=now, conversation_id=conversation_id, run_id=run_id, agent_id=agent,
+                prompt=prompt,
+            )
+        )
+        request = RunRequest(
+            run_id,
+            conversation_id,
+            agent,
+            prompt,
+            Path(session.cwd),
+            turn=session.metrics.turns,
+            context_tokens=session.context.used_tokens - message.token_count,
+            is_follow_up=True,
+        )
+        return self._start(request, runner, RunKind.FOLLOW_UP)
+
+    def _start(self, request: RunRequest, runner: Runner, kind: RunKind) -> RunHandle:
+        handle = RunHandle(request.run_id, request.conversation_id, request.agent_id, kind)
+        handle._task = asyncio.create_task(self._execute(handle, runner, request))
+        self._runs[request.run_id] = handle
+        return handle
+
+    async def _execute(self, handle: RunHandle, runner: Runner, request: RunRequest) -> Run:
+        """Drive the runner, store what it says, and close the run whatever happens."""
+        usage, status, error, reply = Usage(), RunStatus.COMPLETED, None, []
+        try:
+            async for event in runner.run(request):
+                handle._events.put_nowait(event)
+                if isinstance(event, TextDelta):
+                    self.bus.publish(
+                        RunOutput(
+                            conversation_id=request.conversation_id,
+                            run_id=request.run_id,
+                            text=event.text,
+                        )
+                    )
+                elif isinstance(event, MessageOut):
+                    await self._store_reply(request, event)
+                    if event.role is Role.ASSISTANT:
+                        reply.append(event.content)
+                elif isinstance(event, RunCompleted):
+                    usage = event.usage
+                elif isinstance(event, RunFailed):
+                    status, error = RunStatus.FAILED, event.error
+        except asyncio.CancelledError:
+            status, error = RunStatus.CANCELLED, "cancelled by the user"
+        except RunnerUnavailable as exc:
+            status, error = RunStatus.FAILED, exc.message
+        except Exception as exc:  # a runner bug must not leave the session running
+            status, error = RunStatus.FAILED, f"{type(exc).__name__}: {exc}"
+        finally:
+            handle._events.put_nowait(None)
+        return await asyncio.shield(self._close_run(request, status, usage, "".join(reply), error))
+
+    async def _store_reply(self, request: RunRequest, event: MessageOut) -> None:
+        now_us = to_us(self.clock())
+        tokens = await asyncio.to_thread(count_tokens, event.content)
+        await self.store.append_messages(
+            request.conversation_id,
+            [
+                NewMessage(
+                    self._new_id(), event.role, event.content, now_us, tokens, event.tool,
+                    request.run_id,
+                )
+            ],
+        )
+
+    async def _close_run(
+        self,
+        request: RunRequest,
+        status: RunStatus,
+        usage: Usage,
+        output: str,
+        error: str | None,
+    ) -> Run:
+        now = self.clock()
+        note = None
+        if error is not None:
+            note = NewMessage(
+                self._new_id(), Role.SYSTEM, f"run {status.value}: {error}", to_us(now),
+                count_tokens(error), run_id=request.run_id,
+            )
+        run = await self.store.finish_run(
+            request.run_id, status, usage, output, error, to_us(now), note
+        )
+        duration = run.duration_s or 0.0
+        event: HistoryEvent
+        if request.is_follow_up:
+            event = FollowUpCompleted(
+                at=now, conversation_id=request.conversation_id, run_id=request.run_id,
+                agent_id=request.agent_id, prompt=request.prompt, status=status,
+                duration_s=duration, usage=usage, error=error,
+            )
+        else:
+            event = DelegateFinished(
+                at=now, conversation_id=request.conversation_id, run_id=request.run_id,
+                agent_id=request.agent_id, status=status, duration_s=duration, usage=usage,
+                error=error,
+            )
+        await self._emit(event)
+        self._runs.pop(request.run_id, None)
+        return run
+
+    def running(self) -> list[RunHandle]:
+        """Runs this process is driving now."""
+        return list(self._runs.values())
+
+    async def cancel(self, run_id: str) -> bool:
+        """Cancel a run this process drives; False when it is not ours or already over."""
+        handle = self._runs.get(run_id)
+        if handle is None or handle._task is None:
+            return False
+        handle.cancel()
+        await asyncio.gather(handle._task, return_exceptions=True)
+        return True
+
+    # --- history ---------------------------------------------------------
+
+    async def _emit(self, event: HistoryEvent) -> None:
+        await self.store.add_history(
+            to_us(event.at), event.kind, event.conversation_id,
+            getattr(event, "run_id", None), event.model_dump(mode="json"),
+        )
+        self.bus.publish(event)
+
+    async def history(self, limit: int = 50) -> list[HistoryEvent]:
+        """The latest history events, newest first."""
+        rows = await self.store.history(limit)
+        return [HISTORY_EVENT.validate_python(row.payload) for row in rows]
+

@@ -1,0 +1,25 @@
+"""Agent back ends behind one protocol (see :mod:`core.runners.base`)."""
+
+from core.runners.base import (
+    MessageOut,
+    RunCompleted,
+    Runner,
+    RunEvent,
+    RunFailed,
+    RunRequest,
+    RunStarted,
+    TextDelta,
+)
+from core.runners.registry import build_runner
+
+__all__ = [
+    "MessageOut",
+    "RunCompleted",
+    "RunEvent",
+    "RunFailed",
+    "RunRequest",
+    "RunStarted",
+    "Runner",
+    "TextDelta",
+    "build_runner",
+]

@@ -1,0 +1,109 @@
+"""The JSON tools a primary agent calls: ``delegate_sessions`` and ``delegate_agent``.
+
+Requests and responses follow seed 001 section 2 exactly. Every failure comes
+back as ``{"status": "error", "error": {"code", "message"}}``; nothing raises.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from core.errors import DelegateError, InvalidRequest
+from core.models import AgentRequest, Run, SessionMode, SessionsRequest
+from core.orchestrator import AgentOrchestrator, RunHandle, validate
+
+TOOL_NAMES = ("delegate_sessions", "delegate_agent")
+
+
+def parse_request(raw: str | bytes | dict[str, Any]) -> dict[str, Any]:
+    """Decode a request given as JSON text (or already decoded)."""
+    if isinstance(raw, dict):
+        return raw
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidRequest(f"request is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise InvalidRequest("request must be a JSON object")
+    return data
+
+
+async def delegate_sessions(orch: AgentOrchestrator, raw: str | bytes | dict[str, Any]) -> dict[str, Any]:
+    """List reusable sessions, page one's messages, or dismiss one."""
+    try:
+        request = validate(SessionsRequest, parse_request(raw))
+        if request.operation == "list":
+            page = await orch.list_sessions(request.limit or 3, request.cursor)
+            return page.model_dump(mode="json")
+        assert request.conversation_id is not None
+        if request.operation == "messages":
+            messages = await orch.recent_messages(
+                request.conversation_id, request.limit or 10, request.cursor
+            )
+            return messages.model_dump(mode="json")
+        await orch.dismiss(request.conversation_id)
+        return {"status": "ok"}
+    except DelegateError as exc:
+        return exc.to_payload()
+
+
+def _run_payload(handle: RunHandle, run: Run | None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "run_id": handle.run_id,
+        "conversation_id": handle.conversation_id,
+        "agent_id": handle.agent_id,
+        "kind": handle.kind.value,
+    }
+    if run is None:
+        body["run_status"] = "running"
+        return body
+    body.update(
+        run_status=run.status.value,
+        output=run.output,
+        usage=run.usage.model_dump(mode="json"),
+        duration_s=run.duration_s,
+    )
+    if run.error:
+        body["error"] = run.error
+    return body
+
+
+async def delegate_agent(orch: AgentOrchestrator, raw: str | bytes | dict[str, Any]) -> dict[str, Any]:
+    """Launch a delegate (or a batch), or follow up on ``conversation_id``.
+
+    Standard runs are awaited and their reply returned; detached runs return at
+    once with ``run_status: running`` — poll ``delegate_sessions`` for Ready.
+    """
+    try:
+        request = validate(AgentRequest, parse_request(raw))
+        handles = await orch.delegate(
+            prompt=request.prompt,
+            agent_id=request.agent_id,
+            conversation_id=request.conversation_id,
+            batch=[b.model_dump(exclude_none=True) for b in request.batch]
+            if request.batch
+            else None,
+            cwd=request.cwd,
+            mode=request.mode,
+        )
+        detached = request.mode is SessionMode.DETACHED and request.conversation_id is None
+        runs = [None if detached else await h.wait() for h in handles]
+        payloads = [_run_payload(h, r) for h, r in zip(handles, runs, strict=True)]
+        if request.batch is not None:
+            return {"status": "ok", "runs": payloads}
+        return {"status": "ok", **payloads[0]}
+    except DelegateError as exc:
+        return exc.to_payload()
+
+
+async def call_tool(orch: AgentOrchestrator, name: str, raw: str | bytes | dict[str, Any]) -> dict[str, Any]:
+    if name == "delegate_sessions":
+        return await delegate_sessions(orch, raw)
+    if name == "delegate_agent":
+        return await delegate_agent(orch, raw)
+    return InvalidRequest(f"unknown tool {name!r}; use one of {', '.join(TOOL_NAMES)}").to_payload()
+
+
+def is_error(response: dict[str, Any]) -> bool:
+    return response.get("status") == "error"

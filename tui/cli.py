@@ -1,0 +1,254 @@
+"""The ``delegate`` command line: tools for scripts, tables for people.
+
+Kept light on imports: ``delegate sessions list --json`` must start fast, so
+Rich, Textual, tiktoken and gitpython load only on the paths that use them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.config import resolve_data_dir
+from core.errors import DelegateError
+from core.orchestrator import AgentOrchestrator
+
+EXIT_OK, EXIT_ERROR = 0, 1
+
+
+def _print_json(payload: Any) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=None) + "\n")
+
+
+def _read_arg(value: str) -> str:
+    """``-`` means: read the value from standard input."""
+    return sys.stdin.read() if value == "-" else value
+
+
+# --- commands ------------------------------------------------------------
+
+
+async def cmd_tool(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.tools import call_tool, is_error
+
+    response = await call_tool(orch, args.name, _read_arg(args.request))
+    _print_json(response)
+    sys.stdout.flush()
+    return EXIT_ERROR if is_error(response) else EXIT_OK
+
+
+async def cmd_sessions_list(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    page = await orch.list_sessions(args.limit, args.cursor)
+    if args.json:
+        _print_json(page.model_dump(mode="json"))
+        return EXIT_OK
+    from tui import render
+
+    render.sessions_table(page, orch.clock())
+    return EXIT_OK
+
+
+async def cmd_sessions_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    session = await orch.get_session(args.conversation_id)
+    page = await orch.recent_messages(args.conversation_id, args.last, args.cursor)
+    if args.json:
+        _print_json(
+            {"session": session.model_dump(mode="json"), **page.model_dump(mode="json")}
+        )
+        return EXIT_OK
+    from tui import render
+
+    render.session_detail(session, page, orch.clock())
+    return EXIT_OK
+
+
+async def cmd_sessions_dismiss(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    session = await orch.dismiss(args.conversation_id)
+    if args.json:
+        _print_json({"status": "ok"})
+    else:
+        print(f"dismissed {session.conversation_id} ({session.agent_id}: {session.title})")
+    return EXIT_OK
+
+
+async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.runners import RunFailed, TextDelta
+
+    handles = await orch.delegate(
+        prompt=_read_arg(args.prompt),
+        agent_id=args.agent,
+        conversation_id=args.session,
+        cwd=args.cwd,
+        mode="detached" if args.detached else "standard",
+    )
+    handle = handles[0]
+    err = sys.stderr
+    kind = "follow-up" if args.session else "launch"
+    print(f"{kind} run {handle.run_id} in conversation {handle.conversation_id}", file=err)
+    async for event in handle.stream():
+        if isinstance(event, TextDelta):
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+        elif isinstance(event, RunFailed):
+            print(f"\nrun failed: {event.error}", file=err)
+    run = await handle.wait()
+    sys.stdout.write("\n")
+    usage = run.usage
+    print(
+        f"{run.status.value} in {run.duration_s or 0:.2f}s · "
+        f"{usage.input_tokens} in / {usage.output_tokens} out tokens",
+        file=err,
+    )
+    return EXIT_OK if run.status.value == "completed" else EXIT_ERROR
+
+
+async def cmd_demo(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core import demo
+    from core.clock import to_us
+    from core.tokens import count_tokens
+
+    added = await demo.fill(orch.store, args.sessions, to_us(orch.clock()), count_tokens)
+    skipped = args.sessions - added
+    note = f" ({skipped} already present)" if skipped else ""
+    print(f"added {added} demo sessions to {orch.store.path}{note}")
+    return EXIT_OK
+
+
+async def cmd_history(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    events = await orch.history(args.limit)
+    if args.json:
+        _print_json([e.model_dump(mode="json") for e in events])
+        return EXIT_OK
+    from tui import render
+
+    render.history_table(events, orch.clock())
+    return EXIT_OK
+
+
+async def cmd_agents(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    agents = {
+        name: {
+            "runner": a.runner,
+            "context_limit": a.context_limit,
+            "description": a.description,
+            "default": name == orch.settings.default_agent,
+        }
+        for name, a in sorted(orch.settings.agents.items())
+    }
+    if args.json:
+        _print_json(agents)
+        return EXIT_OK
+    for name, a in agents.items():
+        star = "*" if a["default"] else " "
+        print(f"{star} {name:<12} {a['runner']:<10} {a['context_limit']:>8}  {a['description']}")
+    return EXIT_OK
+
+
+# --- parser --------------------------------------------------------------
+
+
+def _limit(value: str) -> int:
+    # Range errors are the orchestrator's to report (invalid_request naming the field).
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="delegate",
+        description="Terminal session manager for coding-agent delegates.",
+    )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="data folder (default: $DELEGATE_HOME, else the user data folder)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    tool = sub.add_parser("tool", help="call a JSON tool: delegate_sessions or delegate_agent")
+    tool.add_argument("name", choices=["delegate_sessions", "delegate_agent"])
+    tool.add_argument("request", help="request JSON, or - to read it from stdin")
+    tool.set_defaults(handler=cmd_tool)
+
+    sessions = sub.add_parser("sessions", help="list, show or dismiss reusable sessions")
+    ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
+    s_list = ssub.add_parser("list", help="reusable sessions, newest first")
+    s_list.add_argument("--limit", type=_limit, default=20, help="page size, 1..100 (20)")
+    s_list.add_argument("--cursor", help="next_cursor from a previous page")
+    s_list.add_argument("--json", action="store_true", help="print the tool's JSON")
+    s_list.set_defaults(handler=cmd_sessions_list)
+    s_show = ssub.add_parser("show", help="a session and its last messages")
+    s_show.add_argument("conversation_id")
+    s_show.add_argument("--last", type=_limit, default=10, help="messages to show (10)")
+    s_show.add_argument("--cursor", help="next_cursor to page back to older messages")
+    s_show.add_argument("--json", action="store_true")
+    s_show.set_defaults(handler=cmd_sessions_show)
+    s_dismiss = ssub.add_parser("dismiss", help="remove a session from the reusable pool")
+    s_dismiss.add_argument("conversation_id")
+    s_dismiss.add_argument("--json", action="store_true")
+    s_dismiss.set_defaults(handler=cmd_sessions_dismiss)
+
+    run = sub.add_parser("run", help="launch a delegate, or follow up with --session")
+    run.add_argument("prompt", help="the prompt, or - to read it from stdin")
+    run.add_argument("--agent", help="agent id (default: the session's, else the default)")
+    run.add_argument("--session", metavar="ID", help="follow up on this conversation")
+    run.add_argument("--cwd", help="working directory of a new delegate (default: here)")
+    run.add_argument("--detached", action="store_true", help="launch in detached mode")
+    run.set_defaults(handler=cmd_run)
+
+    demo = sub.add_parser("demo", help="fill the store with deterministic demo sessions")
+    demo.add_argument("--sessions", type=int, default=50, help="how many (50)")
+    demo.set_defaults(handler=cmd_demo)
+
+    history = sub.add_parser("history", help="launches, follow-ups and dismissals")
+    history.add_argument("--limit", type=_limit, default=20)
+    history.add_argument("--json", action="store_true")
+    history.set_defaults(handler=cmd_history)
+
+    agents = sub.add_parser("agents", help="configured agents")
+    agents.add_argument("--json", action="store_true")
+    agents.set_defaults(handler=cmd_agents)
+    return parser
+
+
+async def _run_command(
+    data_dir: Path,
+    handler: Callable[[AgentOrchestrator, argparse.Namespace], Awaitable[int]],
+    args: argparse.Namespace,
+) -> int:
+    orch = await AgentOrchestrator.open(data_dir)
+    try:
+        return await handler(orch, args)
+    finally:
+        await orch.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_OK
+    data_dir = resolve_data_dir(args.data_dir)
+    try:
+        return asyncio.run(_run_command(data_dir, handler, args))
+    except DelegateError as exc:
+        if getattr(args, "json", False) or args.command == "tool":
+            _print_json(exc.to_payload())
+        else:
+            print(f"delegate: {exc.code}: {exc.message}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

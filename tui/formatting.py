@@ -1,0 +1,49 @@
+"""Human formats shared by the command line and the Textual app."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from core.models import ContextUsage
+
+
+def ago(moment: datetime, now: datetime) -> str:
+    """``"3m ago"``-style age relative to ``now`` (an injectable clock reading)."""
+    seconds = max(0, int((now - moment).total_seconds()))
+    if seconds < 45:
+        return "just now"
+    for size, unit in ((86_400 * 365, "y"), (86_400 * 7, "w"), (86_400, "d"), (3600, "h")):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{max(1, seconds // 60)}m ago"
+
+
+def tokens(n: int) -> str:
+    """Compact token count: 950, 42k, 1.2M."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.0f}k" if n >= 10_000 else f"{n / 1000:.1f}k".replace(".0k", "k")
+    return f"{n / 1_000_000:.1f}M"
+
+
+def size(n: int) -> str:
+    """Bytes in binary units: 512 B, 3.4 KiB, 12 MiB."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def meter(context: ContextUsage) -> str:
+    """The picker's context meter text: ``"42k used · 79% left"``."""
+    if context.limit_tokens <= 0:
+        return f"{tokens(context.used_tokens)} used"
+    left = round(context.left_fraction * 100)
+    return f"{tokens(context.used_tokens)} used · {left}% left"
+
+
+def short_id(conversation_id: str) -> str:
+    return conversation_id[:8]
