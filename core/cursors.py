@@ -73,7 +73,5 @@ def decode_message_cursor(cursor: str, conversation_id: str) -> MessageCursor:
     if not isinstance(cid, str) or type(seq) is not int:
         raise InvalidCursor(f"cursor {cursor[:40]!r} is malformed; start again without a cursor")
     if cid != conversation_id:
-        raise InvalidCursor(
-            f"cursor belongs to conversation {cid!r}, not {conversation_id!r}"
-        )
+        raise InvalidCursor(f"cursor belongs to conversation {cid!r}, not {conversation_id!r}")
     return MessageCursor(cid, seq)

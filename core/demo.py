@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from core.config import builtin_agents
 from core.models import Role, RunStatus, SessionMode
@@ -77,7 +78,7 @@ def generate(
         created_us = last_us - span * 45_000_000
         for turn in range(1, turns + 1):
             ask = prompt if turn == 1 else _FOLLOW_UPS[(index + turn) % len(_FOLLOW_UPS)]
-            batch = [(Role.USER, ask, None)]
+            batch: list[tuple[Role, str, dict[str, Any] | None]] = [(Role.USER, ask, None)]
             if rng.random() < 0.4:
                 tool = _TOOLS[rng.randrange(len(_TOOLS))]
                 batch.append((Role.TOOL, f"{tool}: ok", {"name": tool, "input": {"turn": turn}}))

@@ -74,8 +74,7 @@ class SessionNotReady(DelegateError):
 
     def __init__(self, conversation_id: str) -> None:
         super().__init__(
-            f"detached session {conversation_id!r} is still pending; "
-            "follow up once it is ready"
+            f"detached session {conversation_id!r} is still pending; follow up once it is ready"
         )
         self.conversation_id = conversation_id
 

@@ -21,11 +21,11 @@ from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.errors import InvalidRequest, RunnerUnavailable, UnknownAgent
 from core.events import (
+    HISTORY_EVENT,
     DelegateFinished,
     DelegateLaunched,
     EventBus,
     FollowUpCompleted,
-    HISTORY_EVENT,
     FollowUpStarted,
     HistoryEvent,
     RunOutput,
@@ -153,7 +153,7 @@ class AgentOrchestrator:
     ) -> SessionPage:
         """Reusable sessions, newest interaction first, one keyset page at a time."""
         request = validate(SessionsRequest, {"operation": "list", "limit": limit, "cursor": cursor})
-        after = cursors.decode_session_cursor(cursor) if request.cursor else None
+        after = cursors.decode_session_cursor(request.cursor) if request.cursor else None
         sessions, nxt = await self.store.list_sessions(request.limit or limit, after)
         return SessionPage(
             sessions=sessions,
@@ -177,7 +177,9 @@ class AgentOrchestrator:
             },
         )
         before = (
-            cursors.decode_message_cursor(cursor, conversation_id) if request.cursor else None
+            cursors.decode_message_cursor(request.cursor, conversation_id)
+            if request.cursor
+            else None
         )
         messages, nxt = await self.store.recent_messages(
             conversation_id, request.limit or limit, before
@@ -254,8 +256,11 @@ class AgentOrchestrator:
         if request.batch is not None:
             # Check every item before starting any, so a bad item starts nothing.
             plans = [
-                (item.prompt, self._runner_for(item.agent_id or request.agent_id),
-                 self._check_cwd(item.cwd or request.cwd))
+                (
+                    item.prompt,
+                    self._runner_for(item.agent_id or request.agent_id),
+                    self._check_cwd(item.cwd or request.cwd),
+                )
                 for item in request.batch
             ]
             return [
@@ -336,7 +341,10 @@ class AgentOrchestrator:
         )
         await self._emit(
             FollowUpStarted(
-                at=now, conversation_id=conversation_id, run_id=run_id, agent_id=agent,
+                at=now,
+                conversation_id=conversation_id,
+                run_id=run_id,
+                agent_id=agent,
                 prompt=prompt,
             )
         )
@@ -397,7 +405,12 @@ class AgentOrchestrator:
             request.conversation_id,
             [
                 NewMessage(
-                    self._new_id(), event.role, event.content, now_us, tokens, event.tool,
+                    self._new_id(),
+                    event.role,
+                    event.content,
+                    now_us,
+                    tokens,
+                    event.tool,
                     request.run_id,
                 )
             ],
@@ -415,8 +428,12 @@ class AgentOrchestrator:
         note = None
         if error is not None:
             note = NewMessage(
-                self._new_id(), Role.SYSTEM, f"run {status.value}: {error}", to_us(now),
-                count_tokens(error), run_id=request.run_id,
+                self._new_id(),
+                Role.SYSTEM,
+                f"run {status.value}: {error}",
+                to_us(now),
+                count_tokens(error),
+                run_id=request.run_id,
             )
         run = await self.store.finish_run(
             request.run_id, status, usage, output, error, to_us(now), note
@@ -425,14 +442,25 @@ class AgentOrchestrator:
         event: HistoryEvent
         if request.is_follow_up:
             event = FollowUpCompleted(
-                at=now, conversation_id=request.conversation_id, run_id=request.run_id,
-                agent_id=request.agent_id, prompt=request.prompt, status=status,
-                duration_s=duration, usage=usage, error=error,
+                at=now,
+                conversation_id=request.conversation_id,
+                run_id=request.run_id,
+                agent_id=request.agent_id,
+                prompt=request.prompt,
+                status=status,
+                duration_s=duration,
+                usage=usage,
+                error=error,
             )
         else:
             event = DelegateFinished(
-                at=now, conversation_id=request.conversation_id, run_id=request.run_id,
-                agent_id=request.agent_id, status=status, duration_s=duration, usage=usage,
+                at=now,
+                conversation_id=request.conversation_id,
+                run_id=request.run_id,
+                agent_id=request.agent_id,
+                status=status,
+                duration_s=duration,
+                usage=usage,
                 error=error,
             )
         await self._emit(event)
@@ -456,8 +484,11 @@ class AgentOrchestrator:
 
     async def _emit(self, event: HistoryEvent) -> None:
         await self.store.add_history(
-            to_us(event.at), event.kind, event.conversation_id,
-            getattr(event, "run_id", None), event.model_dump(mode="json"),
+            to_us(event.at),
+            event.kind,
+            event.conversation_id,
+            getattr(event, "run_id", None),
+            event.model_dump(mode="json"),
         )
         self.bus.publish(event)
 
@@ -465,4 +496,3 @@ class AgentOrchestrator:
         """The latest history events, newest first."""
         rows = await self.store.history(limit)
         return [HISTORY_EVENT.validate_python(row.payload) for row in rows]
-

@@ -25,7 +25,6 @@ import aiosqlite
 
 from core.clock import from_us
 from core.cursors import MessageCursor, SessionCursor
-from core.migrations import MIGRATIONS, SCHEMA_VERSION
 from core.errors import (
     AgentBusy,
     DismissRefused,
@@ -33,6 +32,7 @@ from core.errors import (
     StoreError,
     UnknownConversation,
 )
+from core.migrations import MIGRATIONS, SCHEMA_VERSION
 from core.models import (
     ContextUsage,
     Message,
@@ -325,7 +325,9 @@ class Store:
 
     async def start_launch(self, session: NewSession, run: NewRun, prompt: NewMessage) -> None:
         """Create a session already running its first run, with the prompt stored."""
-        state = SessionState.PENDING if session.mode is SessionMode.DETACHED else SessionState.RUNNING
+        state = (
+            SessionState.PENDING if session.mode is SessionMode.DETACHED else SessionState.RUNNING
+        )
         async with self._transaction() as db:
             await db.execute(
                 "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
@@ -377,7 +379,9 @@ class Store:
                 raise AgentBusy(conversation_id)
         return await self.get_session(conversation_id)
 
-    async def _insert_run(self, db: aiosqlite.Connection, conversation_id: str, run: NewRun) -> None:
+    async def _insert_run(
+        self, db: aiosqlite.Connection, conversation_id: str, run: NewRun
+    ) -> None:
         await db.execute(
             "INSERT INTO runs(run_id, conversation_id, agent_id, kind, prompt, status, started_at,"
             " owner_pid, owner_host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -491,7 +495,14 @@ class Store:
             if reply is not None:
                 await self._append(db, conversation_id, [reply])
             await self._finish(
-                db, run_id, status, usage, output, error, finished_us, conversation_id,
+                db,
+                run_id,
+                status,
+                usage,
+                output,
+                error,
+                finished_us,
+                conversation_id,
                 ready_state(mode),
             )
         return await self.get_run(run_id)
@@ -511,8 +522,15 @@ class Store:
         await db.execute(
             "UPDATE runs SET status = ?, finished_at = coalesce(?, started_at), input_tokens = ?,"
             " output_tokens = ?, output = ?, error = ? WHERE run_id = ?",
-            (status.value, finished_us, usage.input_tokens, usage.output_tokens, output, error,
-             run_id),
+            (
+                status.value,
+                finished_us,
+                usage.input_tokens,
+                usage.output_tokens,
+                output,
+                error,
+                run_id,
+            ),
         )
         touch = ", last_interacted_at = ?" if finished_us is not None else ""
         params: list[object] = [next_state.value, status.value]
@@ -602,7 +620,11 @@ class Store:
     # --- history ---------------------------------------------------------
 
     async def add_history(
-        self, at_us: int, kind: str, conversation_id: str | None, run_id: str | None,
+        self,
+        at_us: int,
+        kind: str,
+        conversation_id: str | None,
+        run_id: str | None,
         payload: dict[str, Any],
     ) -> int:
         async with self._transaction() as db:

@@ -13,10 +13,12 @@ from core.errors import DelegateError, InvalidRequest
 from core.models import AgentRequest, Run, SessionMode, SessionsRequest
 from core.orchestrator import AgentOrchestrator, RunHandle, validate
 
+RawRequest = str | bytes | dict[str, Any]
+
 TOOL_NAMES = ("delegate_sessions", "delegate_agent")
 
 
-def parse_request(raw: str | bytes | dict[str, Any]) -> dict[str, Any]:
+def parse_request(raw: RawRequest) -> dict[str, Any]:
     """Decode a request given as JSON text (or already decoded)."""
     if isinstance(raw, dict):
         return raw
@@ -29,7 +31,7 @@ def parse_request(raw: str | bytes | dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-async def delegate_sessions(orch: AgentOrchestrator, raw: str | bytes | dict[str, Any]) -> dict[str, Any]:
+async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, Any]:
     """List reusable sessions, page one's messages, or dismiss one."""
     try:
         request = validate(SessionsRequest, parse_request(raw))
@@ -69,7 +71,7 @@ def _run_payload(handle: RunHandle, run: Run | None) -> dict[str, Any]:
     return body
 
 
-async def delegate_agent(orch: AgentOrchestrator, raw: str | bytes | dict[str, Any]) -> dict[str, Any]:
+async def delegate_agent(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, Any]:
     """Launch a delegate (or a batch), or follow up on ``conversation_id``.
 
     Standard runs are awaited and their reply returned; detached runs return at
@@ -97,7 +99,7 @@ async def delegate_agent(orch: AgentOrchestrator, raw: str | bytes | dict[str, A
         return exc.to_payload()
 
 
-async def call_tool(orch: AgentOrchestrator, name: str, raw: str | bytes | dict[str, Any]) -> dict[str, Any]:
+async def call_tool(orch: AgentOrchestrator, name: str, raw: RawRequest) -> dict[str, Any]:
     if name == "delegate_sessions":
         return await delegate_sessions(orch, raw)
     if name == "delegate_agent":

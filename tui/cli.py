@@ -57,9 +57,7 @@ async def cmd_sessions_show(orch: AgentOrchestrator, args: argparse.Namespace) -
     session = await orch.get_session(args.conversation_id)
     page = await orch.recent_messages(args.conversation_id, args.last, args.cursor)
     if args.json:
-        _print_json(
-            {"session": session.model_dump(mode="json"), **page.model_dump(mode="json")}
-        )
+        _print_json({"session": session.model_dump(mode="json"), **page.model_dump(mode="json")})
         return EXIT_OK
     from tui import render
 

@@ -3,9 +3,9 @@
 from core.runners.base import (
     MessageOut,
     RunCompleted,
-    Runner,
     RunEvent,
     RunFailed,
+    Runner,
     RunRequest,
     RunStarted,
     TextDelta,
