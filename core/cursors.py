@@ -10,10 +10,13 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from core.errors import InvalidCursor
 
 _VERSION = 1
+# SQLite integers are signed 64-bit; a forged cursor beyond that must not reach a query.
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +45,15 @@ def _decode(cursor: str, kind: str) -> dict[str, object]:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         payload = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
-    except (ValueError, UnicodeError, binascii.Error) as exc:
+    except (ValueError, UnicodeError, binascii.Error, RecursionError) as exc:
         raise InvalidCursor(problem) from exc
     if not isinstance(payload, dict) or payload.get("v") != _VERSION or payload.get("k") != kind:
         raise InvalidCursor(problem)
     return payload
+
+
+def _is_sql_int(value: object) -> TypeGuard[int]:
+    return type(value) is int and _INT_MIN <= value <= _INT_MAX
 
 
 def encode_session_cursor(cursor: SessionCursor) -> str:
@@ -58,7 +65,7 @@ def encode_session_cursor(cursor: SessionCursor) -> str:
 def decode_session_cursor(cursor: str) -> SessionCursor:
     payload = _decode(cursor, "s")
     ts, cid = payload.get("t"), payload.get("id")
-    if type(ts) is not int or not isinstance(cid, str):
+    if not _is_sql_int(ts) or not isinstance(cid, str):
         raise InvalidCursor(f"cursor {cursor[:40]!r} is malformed; start again without a cursor")
     return SessionCursor(ts, cid)
 
@@ -70,7 +77,7 @@ def encode_message_cursor(cursor: MessageCursor) -> str:
 def decode_message_cursor(cursor: str, conversation_id: str) -> MessageCursor:
     payload = _decode(cursor, "m")
     cid, seq = payload.get("c"), payload.get("s")
-    if not isinstance(cid, str) or type(seq) is not int:
+    if not isinstance(cid, str) or not _is_sql_int(seq):
         raise InvalidCursor(f"cursor {cursor[:40]!r} is malformed; start again without a cursor")
     if cid != conversation_id:
         raise InvalidCursor(f"cursor belongs to conversation {cid!r}, not {conversation_id!r}")

@@ -91,6 +91,10 @@ class RunHandle:
     kind: RunKind
     _events: asyncio.Queue[RunEvent | None] = field(default_factory=asyncio.Queue, repr=False)
     _task: asyncio.Task[Run] | None = field(default=None, repr=False)
+    # A task cancelled before its first step never runs its cleanup, so a cancel
+    # that comes that early is a flag the run checks when it starts.
+    _started: bool = field(default=False, repr=False)
+    _cancel_requested: bool = field(default=False, repr=False)
 
     async def stream(self) -> AsyncIterator[RunEvent]:
         """The runner's events as they arrive (one consumer), ending with the run."""
@@ -103,7 +107,8 @@ class RunHandle:
         return await asyncio.shield(self._task)
 
     def cancel(self) -> None:
-        if self._task is not None:
+        self._cancel_requested = True
+        if self._task is not None and self._started:
             self._task.cancel()
 
 
@@ -139,22 +144,31 @@ class AgentOrchestrator:
 
     async def close(self, *, wait: bool = True) -> None:
         """Let in-flight runs finish (or cancel them) and close the store."""
-        tasks = [h._task for h in self._runs.values() if h._task is not None]
+        handles = list(self._runs.values())
+        tasks = [h._task for h in handles if h._task is not None]
         if not wait:
-            for task in tasks:
-                task.cancel()
+            for handle in handles:
+                handle.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.store.close()
 
     # --- discovery and preview ------------------------------------------
 
     async def list_sessions(
-        self, limit: int = DEFAULT_SESSION_PAGE, cursor: str | None = None
+        self,
+        limit: int = DEFAULT_SESSION_PAGE,
+        cursor: str | None = None,
+        *,
+        query: str | None = None,
     ) -> SessionPage:
-        """Reusable sessions, newest interaction first, one keyset page at a time."""
+        """Reusable sessions, newest interaction first, one keyset page at a time.
+
+        ``query`` (the picker's filter) keeps sessions whose agent, title, cwd,
+        branch or id contain it, case-insensitively.
+        """
         request = validate(SessionsRequest, {"operation": "list", "limit": limit, "cursor": cursor})
         after = cursors.decode_session_cursor(request.cursor) if request.cursor else None
-        sessions, nxt = await self.store.list_sessions(request.limit or limit, after)
+        sessions, nxt = await self.store.list_sessions(request.limit or limit, after, query)
         return SessionPage(
             sessions=sessions,
             next_cursor=cursors.encode_session_cursor(nxt) if nxt else None,
@@ -195,6 +209,14 @@ class AgentOrchestrator:
     async def status_counts(self) -> dict[str, int]:
         """Reusable sessions by state and their total footprint in bytes."""
         return await self.store.count_sessions()
+
+    async def count_sessions(self, *, query: str | None = None) -> int:
+        """How many sessions ``query`` keeps (all of them without one)."""
+        return await self.store.count_matching(query)
+
+    async def fullest_sessions(self, limit: int = 3) -> list[Session]:
+        """The sessions whose context windows are the most used."""
+        return await self.store.fullest_sessions(limit)
 
     # --- dismiss ---------------------------------------------------------
 
@@ -369,7 +391,10 @@ class AgentOrchestrator:
     async def _execute(self, handle: RunHandle, runner: Runner, request: RunRequest) -> Run:
         """Drive the runner, store what it says, and close the run whatever happens."""
         usage, status, error, reply = Usage(), RunStatus.COMPLETED, None, []
+        handle._started = True
         try:
+            if handle._cancel_requested:
+                raise asyncio.CancelledError
             async for event in runner.run(request):
                 handle._events.put_nowait(event)
                 if isinstance(event, TextDelta):
@@ -396,7 +421,13 @@ class AgentOrchestrator:
             status, error = RunStatus.FAILED, f"{type(exc).__name__}: {exc}"
         finally:
             handle._events.put_nowait(None)
-        return await asyncio.shield(self._close_run(request, status, usage, "".join(reply), error))
+        closing = asyncio.ensure_future(
+            self._close_run(request, status, usage, "".join(reply), error)
+        )
+        try:
+            return await asyncio.shield(closing)
+        except asyncio.CancelledError:  # cancelled while closing: the run still ends closed
+            return await closing
 
     async def _store_reply(self, request: RunRequest, event: MessageOut) -> None:
         now_us = to_us(self.clock())

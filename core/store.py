@@ -57,6 +57,29 @@ _RUN_COLUMNS = (
     "run_id, conversation_id, agent_id, kind, prompt, status, started_at, finished_at,"
     " input_tokens, output_tokens, output, error"
 )
+# The paging queries, named so the benchmark can EXPLAIN exactly what runs
+# (tests/bench/bench_core.py): each must walk an index in order, never sort.
+SQL_LIST_SESSIONS = (
+    f"SELECT {_SESSION_COLUMNS} FROM sessions"
+    " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
+)
+SQL_LIST_SESSIONS_AFTER = (
+    f"SELECT {_SESSION_COLUMNS} FROM sessions"
+    " WHERE (last_interacted_at, conversation_id) < (?, ?)"
+    " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
+)
+SQL_RECENT_MESSAGES = (
+    f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?"
+)
+SQL_RECENT_MESSAGES_BEFORE = (
+    f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? AND seq < ?"
+    " ORDER BY seq DESC LIMIT ?"
+)
+# The filter of the picker: a case-insensitive substring of these fields.
+_MATCHES = (
+    "instr(lower(agent_id || ' ' || title || ' ' || cwd || ' ' || coalesce(git_branch, '')"
+    " || ' ' || conversation_id || ' ' || source), ?) > 0"
+)
 # States from which a follow-up may start (detached sessions only once Ready).
 _RESUMABLE = (SessionState.IDLE.value, SessionState.READY.value)
 
@@ -278,29 +301,59 @@ class Store:
         return _session(row)
 
     async def list_sessions(
-        self, limit: int, after: SessionCursor | None = None
+        self, limit: int, after: SessionCursor | None = None, query: str | None = None
     ) -> tuple[list[Session], SessionCursor | None]:
-        """One page, newest first; the cursor names the last row when more follow."""
+        """One page, newest first; the cursor names the last row when more follow.
+
+        ``query`` keeps sessions whose agent, title, cwd, branch or id contain it
+        (case-insensitive); the walk still follows the newest-first index.
+        """
+        if query:
+            return await self._list_matching(limit, after, query)
         if after is None:
-            sql = (
-                f"SELECT {_SESSION_COLUMNS} FROM sessions"
-                " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
-            )
+            sql = SQL_LIST_SESSIONS
             params: tuple[object, ...] = (limit + 1,)
         else:
-            sql = (
-                f"SELECT {_SESSION_COLUMNS} FROM sessions"
-                " WHERE (last_interacted_at, conversation_id) < (?, ?)"
-                " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
-            )
+            sql = SQL_LIST_SESSIONS_AFTER
             params = (after.last_interacted_us, after.conversation_id, limit + 1)
         async with self._db.execute(sql, params) as cur:
             rows = list(await cur.fetchall())
-        sessions = [_session(r) for r in rows[:limit]]
-        if len(rows) <= limit:
-            return sessions, None
-        last = rows[limit - 1]
-        return sessions, SessionCursor(int(last[10]), str(last[0]))
+        return _page(rows, limit)
+
+    async def _list_matching(
+        self, limit: int, after: SessionCursor | None, query: str
+    ) -> tuple[list[Session], SessionCursor | None]:
+        where = [_MATCHES]
+        params: list[object] = [query.lower()]
+        if after is not None:
+            where.append("(last_interacted_at, conversation_id) < (?, ?)")
+            params += [after.last_interacted_us, after.conversation_id]
+        sql = (
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)}"
+            " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
+        )
+        async with self._db.execute(sql, (*params, limit + 1)) as cur:
+            rows = list(await cur.fetchall())
+        return _page(rows, limit)
+
+    async def count_matching(self, query: str | None = None) -> int:
+        """How many sessions a filter keeps (all of them without one)."""
+        sql, params = "SELECT count(*) FROM sessions", tuple[str, ...]()
+        if query:
+            sql, params = f"{sql} WHERE {_MATCHES}", (query.lower(),)
+        async with self._db.execute(sql, params) as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    async def fullest_sessions(self, limit: int) -> list[Session]:
+        """Sessions whose context window is the most used, fullest first."""
+        async with self._db.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE context_limit > 0"
+            " ORDER BY CAST(context_tokens AS REAL) / context_limit DESC, conversation_id"
+            " LIMIT ?",
+            (limit,),
+        ) as cur:
+            return [_session(r) for r in await cur.fetchall()]
 
     async def count_sessions(self) -> dict[str, int]:
         """Reusable sessions by state, plus ``bytes`` (their total footprint)."""
@@ -566,16 +619,10 @@ class Store:
     ) -> tuple[list[Message], MessageCursor | None]:
         """Newest first; pass the returned cursor to page back to older messages."""
         if before is None:
-            sql = (
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?"
-                " ORDER BY seq DESC LIMIT ?"
-            )
+            sql = SQL_RECENT_MESSAGES
             params: tuple[object, ...] = (conversation_id, limit + 1)
         else:
-            sql = (
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? AND seq < ?"
-                " ORDER BY seq DESC LIMIT ?"
-            )
+            sql = SQL_RECENT_MESSAGES_BEFORE
             params = (conversation_id, before.seq, limit + 1)
         async with self._db.execute(sql, params) as cur:
             rows = list(await cur.fetchall())
@@ -684,6 +731,15 @@ class Store:
             )
             for f in sessions:
                 await self._append(db, f.session.conversation_id, f.messages)
+
+
+def _page(rows: list[aiosqlite.Row], limit: int) -> tuple[list[Session], SessionCursor | None]:
+    """Rows fetched with ``LIMIT limit + 1``: the page and, when more follow, its cursor."""
+    sessions = [_session(r) for r in rows[:limit]]
+    if len(rows) <= limit:
+        return sessions, None
+    last = rows[limit - 1]
+    return sessions, SessionCursor(int(last[10]), str(last[0]))
 
 
 def ready_state(mode: SessionMode) -> SessionState:

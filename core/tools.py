@@ -24,7 +24,7 @@ def parse_request(raw: RawRequest) -> dict[str, Any]:
         return raw
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # bad JSON, bad encoding, absurd nesting
         raise InvalidRequest(f"request is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise InvalidRequest("request must be a JSON object")

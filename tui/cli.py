@@ -161,7 +161,8 @@ def _limit(value: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="delegate",
-        description="Terminal session manager for coding-agent delegates.",
+        description="Terminal session manager for coding-agent delegates. "
+        "With no command, opens the session picker.",
     )
     parser.add_argument(
         "--data-dir",
@@ -228,14 +229,25 @@ async def _run_command(
         await orch.close()
 
 
+def run_app(data_dir: Path) -> int:
+    """Open the session picker (the Textual app) over ``data_dir``."""
+    from tui.app import create_app
+
+    try:
+        create_app(data_dir).run()
+    except DelegateError as exc:
+        print(f"delegate: {exc.code}: {exc.message}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
-        return EXIT_OK
     data_dir = resolve_data_dir(args.data_dir)
+    if handler is None:
+        return run_app(data_dir)
     try:
         return asyncio.run(_run_command(data_dir, handler, args))
     except DelegateError as exc:

@@ -1,0 +1,83 @@
+"""The Textual app that ``delegate`` (no arguments) opens, and its factory."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from core.clock import Clock, system_clock
+from core.orchestrator import AgentOrchestrator
+from tui.commands import PickerCommands
+from tui.screens.session_picker import SessionPickerScreen
+
+OrchestratorFactory = Callable[[], Awaitable[AgentOrchestrator]]
+
+
+class DelegateApp(App[None]):
+    """Opens the orchestrator, then shows the session picker."""
+
+    TITLE = "delegate"
+    CSS_PATH = "app.tcss"
+    COMMANDS: ClassVar = App.COMMANDS | {PickerCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", show=False, tooltip="Leave delegate"),
+    ]
+
+    def __init__(
+        self,
+        open_orchestrator: OrchestratorFactory,
+        *,
+        clock: Clock = system_clock,
+        preview_size: int | None = None,
+    ) -> None:
+        super().__init__()
+        self._open_orchestrator = open_orchestrator
+        self.clock = clock
+        self._preview_size = preview_size
+        self.orchestrator: AgentOrchestrator | None = None
+
+    async def on_mount(self) -> None:
+        self.orchestrator = await self._open_orchestrator()
+        settings = self.orchestrator.settings
+        if settings.keymap:
+            self.set_keymap(settings.keymap)
+        await self.push_screen(
+            SessionPickerScreen(
+                self.orchestrator,
+                clock=self.clock,
+                preview_size=self._preview_size or settings.preview_messages,
+            )
+        )
+
+    async def action_quit(self) -> None:
+        await self._close_orchestrator()
+        self.exit()
+
+    async def _close_orchestrator(self) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, SessionPickerScreen):
+                await screen.flush_dismissals()
+        if self.orchestrator is not None:
+            orchestrator, self.orchestrator = self.orchestrator, None
+            await orchestrator.close(wait=False)
+
+    async def on_unmount(self) -> None:
+        await self._close_orchestrator()
+
+
+def create_app(
+    data_dir: Path,
+    *,
+    clock: Clock = system_clock,
+    preview_size: int | None = None,
+) -> DelegateApp:
+    """The app over the store in ``data_dir``; shared by the CLI and the tests."""
+
+    async def open_orchestrator() -> AgentOrchestrator:
+        return await AgentOrchestrator.open(data_dir, clock=clock)
+
+    return DelegateApp(open_orchestrator, clock=clock, preview_size=preview_size)

@@ -1,0 +1,56 @@
+"""Help: every binding of the screen underneath, with what it does."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists ``(keys, description, tooltip)`` rows given by the opener."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 90%; max-width: 100; height: 80%; padding: 1 2;
+        border: thick $primary; background: $surface;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape,q,question_mark", "close", "Close", id="help.close", tooltip="Close the help"
+        ),
+    ]
+
+    def __init__(self, rows: list[tuple[str, str, str]]) -> None:
+        super().__init__()
+        self._rows = rows
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, show_header=True, header_style="bold", expand=True)
+        table.add_column("key", no_wrap=True, style="bold cyan")
+        table.add_column("action", no_wrap=True)
+        table.add_column("what it does")
+        for keys, description, tooltip in self._rows:
+            table.add_row(keys, description, Text(tooltip))
+        with VerticalScroll():
+            yield Static(Text("Keys of the session picker", "bold"))
+            yield Static(table)
+            yield Static(
+                Text(
+                    "\nRemap any key in config.toml under [keymap], by binding id, "
+                    'e.g. picker.dismiss = "x". Escape closes this help.',
+                    "dim",
+                )
+            )
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,190 @@
+"""History cells: one widget per event kind, in a timeline pane (newest at the bottom)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from core.events import (
+    DelegateFinished,
+    DelegateLaunched,
+    FollowUpCompleted,
+    FollowUpStarted,
+    HistoryEvent,
+    SessionDismissed,
+)
+from core.models import RunStatus
+from tui import formatting as fmt
+from tui.safe_text import first_line
+
+Clock = Callable[[], datetime]
+
+
+class HistoryCell(Static, can_focus=True):
+    """Base cell: a titled two-line record of one history event."""
+
+    DEFAULT_CSS = """
+    HistoryCell { height: auto; padding: 0 1; border-left: outer $primary; margin-bottom: 0; }
+    HistoryCell:focus { background: $boost; }
+    HistoryCell.-failed { border-left: outer $error; }
+    HistoryCell.-dismissed { border-left: outer $secondary; color: $text-muted; }
+    HistoryCell.-started { border-left: outer $warning; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter",
+            "open",
+            "Open session",
+            id="history.open",
+            tooltip="Jump to this cell's session in the picker",
+        ),
+    ]
+
+    title: ClassVar[str] = "event"
+    css_class: ClassVar[str] = ""
+
+    class Selected(Message):
+        """Enter on a cell. Handle with ``on_history_cell_selected``."""
+
+        def __init__(self, conversation_id: str) -> None:
+            super().__init__()
+            self.conversation_id = conversation_id
+
+    def __init__(self, event: HistoryEvent, clock: Clock) -> None:
+        super().__init__(classes=self.css_class)
+        self.event = event
+        self._clock = clock
+
+    def detail(self) -> Text:
+        return Text()
+
+    def render(self) -> Text:
+        e = self.event
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(self.title, "bold")
+        text.append(f"  {e.agent_id} · {fmt.short_id(e.conversation_id)}")
+        run_id = getattr(e, "run_id", None)
+        if run_id:
+            text.append(f" · run {fmt.short_id(run_id)}", "dim")
+        text.append(f" · {fmt.ago(e.at, self._clock())}", "dim")
+        text.append("\n")
+        text.append_text(self.detail())
+        return text
+
+    def action_open(self) -> None:
+        self.post_message(self.Selected(self.event.conversation_id))
+
+
+def _usage(e: FollowUpCompleted | DelegateFinished) -> str:
+    tokens = e.usage.input_tokens + e.usage.output_tokens
+    return f"{e.duration_s:.1f}s · {fmt.tokens(tokens)} tokens"
+
+
+class DelegateLaunchedCell(HistoryCell):
+    title = "▶ launched"
+
+    def detail(self) -> Text:
+        assert isinstance(self.event, DelegateLaunched)
+        return Text(f"{self.event.mode.value} · {first_line(self.event.prompt, 100)}")
+
+
+class DelegateFinishedCell(HistoryCell):
+    title = "■ launch finished"
+
+    def detail(self) -> Text:
+        assert isinstance(self.event, DelegateFinished)
+        return Text(f"{self.event.status.value} · {_usage(self.event)}")
+
+
+class FollowUpStartedCell(HistoryCell):
+    title = "↻ follow-up started"
+    css_class = "-started"
+
+    def detail(self) -> Text:
+        assert isinstance(self.event, FollowUpStarted)
+        return Text(first_line(self.event.prompt, 100))
+
+
+class FollowUpCompletedCell(HistoryCell):
+    title = "✓ follow-up completed"
+
+    def detail(self) -> Text:
+        assert isinstance(self.event, FollowUpCompleted)
+        return Text(f"{_usage(self.event)} · {first_line(self.event.prompt, 80)}")
+
+
+class RunFailedCell(HistoryCell):
+    title = "✗ run failed"
+    css_class = "-failed"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, FollowUpCompleted | DelegateFinished)
+        text = Text(f"{e.status.value} · ")
+        text.append(first_line(e.error or "no reason given", 100), "red")
+        return text
+
+
+class SessionDismissedCell(HistoryCell):
+    title = "⌫ dismissed"
+    css_class = "-dismissed"
+
+    def detail(self) -> Text:
+        assert isinstance(self.event, SessionDismissed)
+        return Text(first_line(self.event.title or "(untitled)", 100))
+
+
+def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
+    """The cell class that renders ``event``."""
+    if isinstance(event, FollowUpCompleted | DelegateFinished) and (
+        event.status is not RunStatus.COMPLETED
+    ):
+        return RunFailedCell(event, clock)
+    cell_class: type[HistoryCell] = {
+        "delegate_launched": DelegateLaunchedCell,
+        "delegate_finished": DelegateFinishedCell,
+        "follow_up_started": FollowUpStartedCell,
+        "follow_up_completed": FollowUpCompletedCell,
+        "session_dismissed": SessionDismissedCell,
+    }[event.kind]
+    return cell_class(event, clock)
+
+
+class HistoryTimeline(VerticalScroll):
+    """Cells oldest to newest; keeps the latest ``MAX_CELLS``."""
+
+    MAX_CELLS = 200
+
+    DEFAULT_CSS = """
+    HistoryTimeline { height: 1fr; }
+    HistoryTimeline > #history-empty { color: $text-muted; padding: 0 1; }
+    """
+
+    def __init__(self, clock: Clock, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._clock = clock
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(
+            "No history yet: follow-ups, launches and dismissals appear here.", id="history-empty"
+        )
+
+    def add_events(self, events: list[HistoryEvent]) -> None:
+        """Append events (oldest first) as cells and keep the newest in view."""
+        if not events:
+            return
+        for placeholder in self.query("#history-empty"):
+            placeholder.remove()
+        self.mount_all([cell_for(e, self._clock) for e in events])
+        cells = list(self.query(HistoryCell))
+        for stale in cells[: max(0, len(cells) - self.MAX_CELLS)]:
+            stale.remove()
+        self.call_after_refresh(self.scroll_end, animate=False)

@@ -1,0 +1,64 @@
+"""The status panel: reusable sessions by state, footprint, running now, fullest meters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from core.models import Session
+from tui import formatting as fmt
+from tui.widgets.context_meter import meter_text
+
+STATE_ORDER = ("idle", "ready", "running", "pending", "handed_off")
+
+
+@dataclass(frozen=True)
+class StatusSnapshot:
+    """What the panel shows; built by the screen from orchestrator queries."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    fullest: tuple[Session, ...] = ()
+    note: str = ""
+
+    @property
+    def reusable(self) -> int:
+        return sum(self.counts.get(state, 0) for state in STATE_ORDER)
+
+
+class StatusPanel(Static):
+    """Always visible; the screen refreshes it on every history event."""
+
+    DEFAULT_CSS = """
+    StatusPanel { height: auto; padding: 0 1; background: $boost; }
+    """
+
+    snapshot: reactive[StatusSnapshot] = reactive(StatusSnapshot, layout=True)
+
+    def render(self) -> Text:
+        snap = self.snapshot
+        text = Text()
+        text.append(f"{snap.reusable} reusable", "bold")
+        by_state = [
+            f"{snap.counts[state]} {state.replace('_', '-')}"
+            for state in STATE_ORDER
+            if snap.counts.get(state)
+        ]
+        if by_state:
+            text.append(" (" + ", ".join(by_state) + ")")
+        text.append(f" · {fmt.size(snap.counts.get('bytes', 0))} on disk")
+        running = snap.counts.get("running", 0) + snap.counts.get("pending", 0)
+        text.append(" · ")
+        text.append(f"{running} running now", "bold yellow" if running else "dim")
+        if snap.fullest:
+            text.append("\nfullest: ", "dim")
+            for i, session in enumerate(snap.fullest):
+                if i:
+                    text.append("  ")
+                text.append(f"{session.agent_id} {fmt.short_id(session.conversation_id)} ")
+                text.append_text(meter_text(session.context, bar_width=5))
+        if snap.note:
+            text.append(f"\n{snap.note}", "italic")
+        return text
