@@ -33,8 +33,10 @@ class DelegateApp(App[None]):
         *,
         clock: Clock = system_clock,
         preview_size: int | None = None,
+        launch_cwd: Path | None = None,
     ) -> None:
         super().__init__()
+        self._launch_cwd = launch_cwd
         self._open_orchestrator = open_orchestrator
         self.clock = clock
         self._preview_size = preview_size
@@ -50,6 +52,7 @@ class DelegateApp(App[None]):
                 self.orchestrator,
                 clock=self.clock,
                 preview_size=self._preview_size or settings.preview_messages,
+                launch_cwd=self._launch_cwd,
             )
         )
 
@@ -74,10 +77,17 @@ def create_app(
     *,
     clock: Clock = system_clock,
     preview_size: int | None = None,
+    launch_cwd: Path | None = None,
 ) -> DelegateApp:
-    """The app over the store in ``data_dir``; shared by the CLI and the tests."""
+    """The app over the store in ``data_dir``; shared by the CLI and the tests.
+
+    ``clock`` drives every "3m ago" (fixed in snapshots); ``launch_cwd`` is the
+    new-delegate form's default working directory (the current one if None).
+    """
 
     async def open_orchestrator() -> AgentOrchestrator:
         return await AgentOrchestrator.open(data_dir, clock=clock)
 
-    return DelegateApp(open_orchestrator, clock=clock, preview_size=preview_size)
+    return DelegateApp(
+        open_orchestrator, clock=clock, preview_size=preview_size, launch_cwd=launch_cwd
+    )

@@ -163,8 +163,10 @@ class SessionPickerScreen(Screen[None]):
         clock: Clock = system_clock,
         preview_size: int = 6,
         page_size: int = PAGE_SIZE,
+        launch_cwd: Path | None = None,
     ) -> None:
         super().__init__()
+        self.launch_cwd = launch_cwd
         self.orchestrator = orchestrator
         self.clock = clock
         self.preview_size = preview_size
@@ -402,7 +404,8 @@ class SessionPickerScreen(Screen[None]):
 
     def action_new_delegate(self) -> None:
         settings = self.orchestrator.settings
-        form = NewDelegate(sorted(settings.agents), settings.default_agent, str(Path.cwd()))
+        cwd = str(self.launch_cwd or Path.cwd())
+        form = NewDelegate(sorted(settings.agents), settings.default_agent, cwd)
 
         def launched(request: LaunchRequest | None) -> None:
             if request is not None:
@@ -478,6 +481,7 @@ class SessionPickerScreen(Screen[None]):
         pending = self._pending.pop(cid)
         pending.timer.stop()
         self.query_one(SessionList).insert_session(pending.session, pending.index)
+        self.app.clear_notifications()
         self.notify(f"Kept {pending.session.agent_id} · {fmt.short_id(cid)}.", timeout=2)
         self.refresh_status()
 
@@ -542,11 +546,18 @@ class SessionPickerScreen(Screen[None]):
 
     def action_help(self) -> None:
         rows = []
-        keymap = self.app._keymap if hasattr(self.app, "_keymap") else {}
-        for binding in self.BINDINGS:
-            assert isinstance(binding, Binding)
-            keys = keymap.get(binding.id or "", binding.key)
-            rows.append((keys, binding.description, binding.tooltip))
+        # Active bindings reflect the user's keymap, so help shows remapped keys.
+        keys_by_id: dict[str, list[str]] = {}
+        for key, active in self.active_bindings.items():
+            if active.binding.id:
+                keys_by_id.setdefault(active.binding.id, []).append(key)
+        for declared in self.BINDINGS:
+            assert isinstance(declared, Binding)
+            keys = ", ".join(
+                self.app.get_key_display(Binding(key, ""))
+                for key in keys_by_id.get(declared.id or "", declared.key.split(","))
+            )
+            rows.append((keys, declared.description, declared.tooltip))
         rows += [
             ("↑/↓ pgup/pgdn", "Move", "Move through sessions; more load near the end"),
             ("enter", "Resume", "Open the follow-up box for the highlighted session"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rich.console import Group
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -37,9 +38,9 @@ class StatusPanel(Static):
 
     snapshot: reactive[StatusSnapshot] = reactive(StatusSnapshot, layout=True)
 
-    def render(self) -> Text:
+    def render(self) -> Group:
         snap = self.snapshot
-        text = Text()
+        text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{snap.reusable} reusable", "bold")
         by_state = [
             f"{snap.counts[state]} {state.replace('_', '-')}"
@@ -52,13 +53,15 @@ class StatusPanel(Static):
         running = snap.counts.get("running", 0) + snap.counts.get("pending", 0)
         text.append(" · ")
         text.append(f"{running} running now", "bold yellow" if running else "dim")
+        lines = [text]
         if snap.fullest:
-            text.append("\nfullest: ", "dim")
+            fullest = Text("fullest: ", "dim", no_wrap=True, overflow="ellipsis")
             for i, session in enumerate(snap.fullest):
                 if i:
-                    text.append("  ")
-                text.append(f"{session.agent_id} {fmt.short_id(session.conversation_id)} ")
-                text.append_text(meter_text(session.context, bar_width=5))
+                    fullest.append("   ")
+                fullest.append(f"{session.agent_id} {fmt.short_id(session.conversation_id)} ")
+                fullest.append_text(meter_text(session.context, bar_width=5))
+            lines.append(fullest)
         if snap.note:
-            text.append(f"\n{snap.note}", "italic")
-        return text
+            lines.append(Text(snap.note, "italic", no_wrap=True, overflow="ellipsis"))
+        return Group(*lines)
