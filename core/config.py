@@ -72,7 +72,7 @@ class Settings(BaseModel):
     default_agent: str = "echo"
     agents: dict[str, AgentConfig] = Field(default_factory=builtin_agents)
     keymap: dict[str, str] = Field(
-        default_factory=dict, description="binding id -> keys, e.g. picker.dismiss = 'x'"
+        default_factory=dict, description="binding id -> keys, e.g. picker.dismiss = 'k'"
     )
     preview_messages: int = Field(default=6, ge=1, le=100, description="messages per preview page")
 

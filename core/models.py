@@ -10,7 +10,15 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StringConstraints,
+    model_validator,
+)
 
 MAX_PAGE = 100
 DEFAULT_SESSION_PAGE = 3
@@ -157,8 +165,16 @@ class MessagePage(Strict):
 
 # --- tool requests -------------------------------------------------------
 
-NonEmptyText = Annotated[str, StringConstraints(min_length=1)]
-PageLimit = Annotated[int, Field(ge=1, le=MAX_PAGE)]
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+NonEmptyText = Annotated[str, StringConstraints(min_length=1), AfterValidator(_not_blank)]
+# Strict: "3" or true are type errors in a tool call, not page sizes.
+PageLimit = Annotated[StrictInt, Field(ge=1, le=MAX_PAGE)]
 
 
 class SessionsRequest(Strict):

@@ -167,7 +167,9 @@ class AgentOrchestrator:
         branch or id contain it, case-insensitively.
         """
         request = validate(SessionsRequest, {"operation": "list", "limit": limit, "cursor": cursor})
-        after = cursors.decode_session_cursor(request.cursor) if request.cursor else None
+        after = (
+            cursors.decode_session_cursor(request.cursor) if request.cursor is not None else None
+        )
         sessions, nxt = await self.store.list_sessions(request.limit or limit, after, query)
         return SessionPage(
             sessions=sessions,
@@ -192,7 +194,7 @@ class AgentOrchestrator:
         )
         before = (
             cursors.decode_message_cursor(request.cursor, conversation_id)
-            if request.cursor
+            if request.cursor is not None
             else None
         )
         messages, nxt = await self.store.recent_messages(
