@@ -43,12 +43,26 @@ class AgentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    runner: Literal["scripted"] = "scripted"
+    runner: Literal["scripted", "claude_code", "codex", "openai_compat"] = "scripted"
     description: str = ""
     context_limit: int = Field(default=DEFAULT_CONTEXT_LIMIT, gt=0)
     script: Path | None = Field(default=None, description="TOML/JSON reply script")
     delay: float = Field(default=0.0, ge=0, description="seconds between streamed chunks")
     persona: str = Field(default="", description="prefix of echo replies")
+    # The real CLIs (claude_code, codex): see docs/runners.md.
+    binary: str | None = Field(
+        default=None, description="CLI to run: a path, or a name looked up on PATH"
+    )
+    args: list[str] = Field(default_factory=list, description="extra CLI arguments")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="extra environment variables for the CLI / endpoint"
+    )
+    # openai_compat: any Chat Completions endpoint.
+    base_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:8000/v1")
+    model: str | None = Field(default=None, description="model name sent to the endpoint")
+    api_key_env: str | None = Field(
+        default=None, description="environment variable holding the API key"
+    )
 
 
 def builtin_agents() -> dict[str, AgentConfig]:
@@ -61,6 +75,17 @@ def builtin_agents() -> dict[str, AgentConfig]:
             description="breaks work into steps", persona="plan", context_limit=128_000
         ),
         "scribe": AgentConfig(description="writes docs", persona="docs", context_limit=32_000),
+        "claude-code": AgentConfig(
+            runner="claude_code", description="Claude Code CLI (claude -p)", context_limit=200_000
+        ),
+        "codex": AgentConfig(
+            runner="codex",
+            description="OpenAI Codex CLI (codex exec)",
+            context_limit=272_000,
+            # delegate already chose the working directory; Codex would refuse one
+            # that is not a git checkout without this.
+            args=["--skip-git-repo-check"],
+        ),
     }
 
 
@@ -86,7 +111,10 @@ def load_settings(data_dir: Path) -> Settings:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
         agents = builtin_agents()
         for name, table in raw.pop("agents", {}).items():
-            agents[name] = AgentConfig.model_validate(table)
+            # A table naming a built-in agent adjusts it (``[agents.claude-code]
+            # binary = ...``) rather than replacing it with a scripted default.
+            base = agents[name].model_dump(exclude_defaults=True) if name in agents else {}
+            agents[name] = AgentConfig.model_validate({**base, **table})
         return Settings(agents=agents, **raw)
     except (tomllib.TOMLDecodeError, ValidationError, UnicodeDecodeError, TypeError) as exc:
         raise InvalidConfig(f"settings file {path} is invalid: {exc}") from exc

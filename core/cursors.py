@@ -82,3 +82,28 @@ def decode_message_cursor(cursor: str, conversation_id: str) -> MessageCursor:
     if cid != conversation_id:
         raise InvalidCursor(f"cursor belongs to conversation {cid!r}, not {conversation_id!r}")
     return MessageCursor(cid, seq)
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptCursor:
+    """Position in an imported transcript: the byte offset of the oldest line shown.
+
+    The next page reads the file backwards from there (see core.sources.preview).
+    """
+
+    conversation_id: str
+    offset: int
+
+
+def encode_transcript_cursor(cursor: TranscriptCursor) -> str:
+    return _encode({"v": _VERSION, "k": "t", "c": cursor.conversation_id, "o": cursor.offset})
+
+
+def decode_transcript_cursor(cursor: str, conversation_id: str) -> TranscriptCursor:
+    payload = _decode(cursor, "t")
+    cid, offset = payload.get("c"), payload.get("o")
+    if not isinstance(cid, str) or not _is_sql_int(offset) or offset < 0:
+        raise InvalidCursor(f"cursor {cursor[:40]!r} is malformed; start again without a cursor")
+    if cid != conversation_id:
+        raise InvalidCursor(f"cursor belongs to conversation {cid!r}, not {conversation_id!r}")
+    return TranscriptCursor(cid, offset)

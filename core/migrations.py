@@ -87,6 +87,39 @@ CREATE TABLE dismissed (
     dismissed_at     INTEGER NOT NULL
 )
 """,
+    # Issue 4: the incremental import index (one row per transcript file another
+    # agent wrote) and the last import reports. See docs/import.md.
+    2: """
+CREATE TABLE source_files (
+    path             TEXT PRIMARY KEY,
+    source           TEXT NOT NULL,
+    size             INTEGER NOT NULL,
+    mtime_ns         INTEGER NOT NULL,
+    read_offset      INTEGER NOT NULL DEFAULT 0,
+    head_len         INTEGER NOT NULL DEFAULT 0,
+    head_hash        TEXT NOT NULL DEFAULT '',
+    conversation_id  TEXT,
+    malformed_lines  INTEGER NOT NULL DEFAULT 0,
+    unknown_lines    INTEGER NOT NULL DEFAULT 0,
+    oversized_lines  INTEGER NOT NULL DEFAULT 0,
+    compactions      INTEGER NOT NULL DEFAULT 0,
+    last_error       TEXT,
+    parse_state      TEXT NOT NULL DEFAULT '{}',
+    scanned_at       INTEGER NOT NULL
+);
+CREATE INDEX source_files_by_conversation ON source_files (conversation_id)
+    WHERE conversation_id IS NOT NULL;
+
+CREATE TABLE import_reports (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    finished_at  INTEGER NOT NULL,
+    report       TEXT NOT NULL
+)
+""",
+    # Issue 4: what an agent CLI wrote to stderr (its last 64 KiB), kept on the run.
+    3: """
+ALTER TABLE runs ADD COLUMN stderr TEXT
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -145,6 +145,7 @@ class Run(Strict):
     usage: Usage = Usage()
     output: str = ""
     error: str | None = None
+    stderr: str | None = None  # the tail of an agent CLI's standard error
 
     @property
     def duration_s(self) -> float | None:

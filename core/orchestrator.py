@@ -8,11 +8,13 @@ runs execute as asyncio tasks, and history events go out on the bus.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -36,6 +38,7 @@ from core.models import (
     DEFAULT_MESSAGE_PAGE,
     DEFAULT_SESSION_PAGE,
     AgentRequest,
+    Message,
     MessagePage,
     Role,
     Run,
@@ -48,6 +51,7 @@ from core.models import (
     Usage,
 )
 from core.runners import (
+    ConversationIdAssigned,
     MessageOut,
     RunCompleted,
     RunEvent,
@@ -60,8 +64,15 @@ from core.runners.base import Runner
 from core.store import NewMessage, NewRun, NewSession, Store
 from core.tokens import count_tokens
 
+if TYPE_CHECKING:
+    from core.sources.report import ImportProgress, ImportReport
+
 M = TypeVar("M", bound=BaseModel)
 TITLE_CHARS = 80
+# Stored messages sent to a stateless endpoint (openai_compat) with each prompt.
+HISTORY_MESSAGES = 200
+
+log = logging.getLogger(__name__)
 
 
 def validate(model: type[M], data: Any) -> M:
@@ -192,6 +203,11 @@ class AgentOrchestrator:
                 "cursor": cursor,
             },
         )
+        transcript = await self.store.transcript_for(conversation_id)
+        if transcript is not None:
+            return await self._transcript_messages(
+                conversation_id, transcript, request.limit or limit, request.cursor
+            )
         before = (
             cursors.decode_message_cursor(request.cursor, conversation_id)
             if request.cursor is not None
@@ -204,6 +220,68 @@ class AgentOrchestrator:
             messages=messages,
             next_cursor=cursors.encode_message_cursor(nxt) if nxt else None,
         )
+
+    async def _transcript_messages(
+        self,
+        conversation_id: str,
+        transcript: tuple[str, str, bool],
+        limit: int,
+        cursor: str | None,
+    ) -> MessagePage:
+        """An imported session's page, read backwards from its transcript file.
+
+        ``seq`` is the byte offset of a message's line; the cursor carries the
+        offset of the oldest message shown (docs/import.md).
+        """
+        from core.sources.preview import read_page  # deferred: only imported sessions need it
+
+        before = (
+            cursors.decode_transcript_cursor(cursor, conversation_id).offset
+            if cursor is not None
+            else None
+        )
+        path, source, prompts_in_items = transcript
+        try:
+            page = await asyncio.to_thread(
+                read_page, path, source, conversation_id, limit, before, prompts_in_items
+            )
+        except OSError:  # the agent deleted or locked its transcript: nothing to show
+            return MessagePage(messages=[], next_cursor=None)
+        nxt = page.next_offset
+        return MessagePage(
+            messages=page.messages,
+            next_cursor=cursors.encode_transcript_cursor(
+                cursors.TranscriptCursor(conversation_id, nxt)
+            )
+            if nxt is not None
+            else None,
+        )
+
+    # --- imports (issue 4) -------------------------------------------------
+
+    async def import_sources(
+        self,
+        claude_dir: Path | None = None,
+        codex_dir: Path | None = None,
+        progress: Callable[[ImportProgress], None] | None = None,
+        *,
+        workers: int | None = None,
+    ) -> ImportReport:
+        """Index the sessions Claude Code and Codex wrote (incremental; docs/import.md).
+
+        ``claude_dir`` defaults to ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``,
+        ``codex_dir`` to ``$CODEX_HOME`` or ``~/.codex``. ``workers``: parser
+        processes (None: decide from the amount to read; 0: parse in a thread).
+        """
+        from core.sources.importer import import_sources  # deferred: multiprocessing et al.
+
+        return await import_sources(self.store, claude_dir, codex_dir, progress, workers=workers)
+
+    async def last_import_report(self) -> ImportReport | None:
+        """The report of the last import (any process), or None before the first."""
+        from core.sources.importer import load_report
+
+        return load_report(await self.store.last_import_report())
 
     async def get_session(self, conversation_id: str) -> Session:
         return await self.store.get_session(conversation_id)
@@ -336,7 +414,9 @@ class AgentOrchestrator:
                 git_branch=branch,
             ),
             NewRun(run_id, agent_id, RunKind.LAUNCH, prompt, at_us),
-            await self._prompt_message(prompt, run_id, at_us),
+            # An agent that writes its own transcript (a real CLI) is the record
+            # of the conversation: the importer indexes its file instead.
+            None if runner.owns_transcript else await self._prompt_message(prompt, run_id, at_us),
         )
         await self._emit(
             DelegateLaunched(
@@ -359,7 +439,9 @@ class AgentOrchestrator:
         now = self.clock()
         at_us = to_us(now)
         run_id = self._new_id()
-        message = await self._prompt_message(prompt, run_id, at_us)
+        message = (
+            None if runner.owns_transcript else await self._prompt_message(prompt, run_id, at_us)
+        )
         session = await self.store.claim_follow_up(
             conversation_id, NewRun(run_id, agent, RunKind.FOLLOW_UP, prompt, at_us), message
         )
@@ -379,10 +461,19 @@ class AgentOrchestrator:
             prompt,
             Path(session.cwd),
             turn=session.metrics.turns,
-            context_tokens=session.context.used_tokens - message.token_count,
+            context_tokens=session.context.used_tokens - (message.token_count if message else 0),
             is_follow_up=True,
         )
+        if runner.wants_history:
+            request = dataclasses.replace(
+                request, history=await self._history_before(conversation_id, run_id)
+            )
         return self._start(request, runner, RunKind.FOLLOW_UP)
+
+    async def _history_before(self, conversation_id: str, run_id: str) -> list[Message]:
+        """The newest stored messages before this run, oldest first."""
+        messages, _ = await self.store.recent_messages(conversation_id, HISTORY_MESSAGES + 1)
+        return [m for m in reversed(messages) if m.run_id != run_id][-HISTORY_MESSAGES:]
 
     def _start(self, request: RunRequest, runner: Runner, kind: RunKind) -> RunHandle:
         handle = RunHandle(request.run_id, request.conversation_id, request.agent_id, kind)
@@ -393,6 +484,7 @@ class AgentOrchestrator:
     async def _execute(self, handle: RunHandle, runner: Runner, request: RunRequest) -> Run:
         """Drive the runner, store what it says, and close the run whatever happens."""
         usage, status, error, reply = Usage(), RunStatus.COMPLETED, None, []
+        ended: RunCompleted | RunFailed | None = None
         handle._started = True
         try:
             if handle._cancel_requested:
@@ -408,13 +500,16 @@ class AgentOrchestrator:
                         )
                     )
                 elif isinstance(event, MessageOut):
-                    await self._store_reply(request, event)
+                    if not runner.owns_transcript:
+                        await self._store_reply(request, event)
                     if event.role is Role.ASSISTANT:
                         reply.append(event.content)
+                elif isinstance(event, ConversationIdAssigned):
+                    request = await self._rekey(handle, request, event.external_id)
                 elif isinstance(event, RunCompleted):
-                    usage = event.usage
+                    usage, ended = event.usage, event
                 elif isinstance(event, RunFailed):
-                    status, error = RunStatus.FAILED, event.error
+                    status, error, ended = RunStatus.FAILED, event.error, event
         except asyncio.CancelledError:
             status, error = RunStatus.CANCELLED, "cancelled by the user"
         except RunnerUnavailable as exc:
@@ -424,12 +519,34 @@ class AgentOrchestrator:
         finally:
             handle._events.put_nowait(None)
         closing = asyncio.ensure_future(
-            self._close_run(request, status, usage, "".join(reply), error)
+            self._close_run(
+                request, status, usage, "".join(reply), error, ended, not runner.owns_transcript
+            )
         )
         try:
-            return await asyncio.shield(closing)
+            run = await asyncio.shield(closing)
         except asyncio.CancelledError:  # cancelled while closing: the run still ends closed
-            return await closing
+            run = await closing
+        if runner.owns_transcript:
+            await self._sync_transcripts()
+        return run
+
+    async def _rekey(self, handle: RunHandle, request: RunRequest, new_id: str) -> RunRequest:
+        """Adopt the conversation id the agent chose (a Codex thread id)."""
+        try:
+            await self.store.rekey_session(request.conversation_id, new_id)
+        except Exception:  # e.g. an import already holds that id: keep ours
+            log.exception("cannot re-key %s to %s", request.conversation_id, new_id)
+            return request
+        handle.conversation_id = new_id
+        return dataclasses.replace(request, conversation_id=new_id)
+
+    async def _sync_transcripts(self) -> None:
+        """Index what an agent CLI just wrote, so store and disk agree."""
+        try:
+            await self.import_sources()
+        except Exception:  # the run is over and stored; a failed index is not its failure
+            log.exception("importing agent transcripts after a run failed")
 
     async def _store_reply(self, request: RunRequest, event: MessageOut) -> None:
         now_us = to_us(self.clock())
@@ -456,10 +573,14 @@ class AgentOrchestrator:
         usage: Usage,
         output: str,
         error: str | None,
+        ended: RunCompleted | RunFailed | None = None,
+        store_note: bool = True,
     ) -> Run:
         now = self.clock()
         note = None
-        if error is not None:
+        # A CLI's transcript is the session's record (previews read it as long as
+        # we store no message of our own): its error stays on the run and in history.
+        if error is not None and store_note:
             note = NewMessage(
                 self._new_id(),
                 Role.SYSTEM,
@@ -468,8 +589,18 @@ class AgentOrchestrator:
                 count_tokens(error),
                 run_id=request.run_id,
             )
+        completed = ended if isinstance(ended, RunCompleted) else None
         run = await self.store.finish_run(
-            request.run_id, status, usage, output, error, to_us(now), note
+            request.run_id,
+            status,
+            usage,
+            output,
+            error,
+            to_us(now),
+            note,
+            context_tokens=completed.context_tokens if completed else None,
+            context_limit=completed.context_limit if completed else None,
+            stderr=ended.stderr if ended is not None else None,
         )
         duration = run.duration_s or 0.0
         event: HistoryEvent

@@ -17,7 +17,7 @@ import os
 import socket
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ _SESSION_COLUMNS = (
 _MESSAGE_COLUMNS = "id, conversation_id, seq, role, content, created_at, token_count, tool, run_id"
 _RUN_COLUMNS = (
     "run_id, conversation_id, agent_id, kind, prompt, status, started_at, finished_at,"
-    " input_tokens, output_tokens, output, error"
+    " input_tokens, output_tokens, output, error, stderr"
 )
 # The paging queries, named so the benchmark can EXPLAIN exactly what runs
 # (tests/bench/bench_core.py): each must walk an index in order, never sort.
@@ -150,6 +150,101 @@ class HistoryRow:
     payload: dict[str, Any]
 
 
+# --- imports (issue 4) ----------------------------------------------------
+
+_BUSY = (SessionState.RUNNING.value, SessionState.PENDING.value)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFileRow:
+    """Where the last read of a transcript file stopped, and what it had seen."""
+
+    path: str
+    size: int
+    offset: int
+    head_len: int
+    head_hash: str
+    state: dict[str, Any]
+    counts: tuple[int, int, int]  # malformed, unknown, oversized lines
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFileUpdate:
+    """A transcript file just read (or that failed to read), and its session's facts."""
+
+    path: str
+    source: str
+    size: int
+    mtime_ns: int
+    offset: int = 0
+    head_len: int = 0
+    head_hash: str = ""
+    state_json: str = "{}"
+    malformed: int = 0
+    unknown: int = 0
+    oversized: int = 0
+    error: str | None = None
+    facts: ImportedSession | None = None
+    write_session: bool = True  # False when a newer file of the same id already did
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedSession:
+    """A session as an importer describes it (see core.sources.common.SessionFacts)."""
+
+    conversation_id: str
+    source: str
+    agent_id: str
+    cwd: str
+    git_branch: str | None
+    title: str
+    strong_title: bool
+    parent_id: str | None
+    created_us: int
+    last_us: int
+    turns: int
+    messages: int
+    tokens: int
+    bytes: int
+    context_tokens: int
+    context_limit: int
+    compactions: int
+
+
+@dataclass
+class ImportCommit:
+    """What one :meth:`Store.apply_import` batch changed."""
+
+    added: int = 0
+    updated: int = 0
+    skipped_dismissed: int = 0
+    skipped_busy: int = 0
+    added_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFileProblem:
+    path: str
+    source: str
+    malformed: int
+    unknown: int
+    oversized: int
+    error: str | None
+
+
+def _metric_params(s: ImportedSession) -> tuple[object, ...]:
+    return (
+        s.turns,
+        s.messages,
+        s.tokens,
+        s.bytes,
+        s.context_tokens,
+        s.context_limit,
+        s.context_limit,
+        s.last_us,
+    )
+
+
 def _session(row: aiosqlite.Row) -> Session:
     return Session(
         conversation_id=row[0],
@@ -196,6 +291,7 @@ def _run(row: aiosqlite.Row) -> Run:
         usage=Usage(input_tokens=row[8], output_tokens=row[9]),
         output=row[10],
         error=row[11],
+        stderr=row[12],
     )
 
 
@@ -316,8 +412,9 @@ class Store:
         else:
             sql = SQL_LIST_SESSIONS_AFTER
             params = (after.last_interacted_us, after.conversation_id, limit + 1)
-        async with self._db.execute(sql, params) as cur:
-            rows = list(await cur.fetchall())
+        # One round trip to the connection's thread: a slow query queued by another
+        # task (the status counts) cannot slip in between execute and fetch.
+        rows = list(await self._db.execute_fetchall(sql, params))
         return _page(rows, limit)
 
     async def _list_matching(
@@ -332,8 +429,7 @@ class Store:
             f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)}"
             " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
         )
-        async with self._db.execute(sql, (*params, limit + 1)) as cur:
-            rows = list(await cur.fetchall())
+        rows = list(await self._db.execute_fetchall(sql, (*params, limit + 1)))
         return _page(rows, limit)
 
     async def count_matching(self, query: str | None = None) -> int:
@@ -376,8 +472,14 @@ class Store:
 
     # --- runs: launch, follow-up, finish --------------------------------
 
-    async def start_launch(self, session: NewSession, run: NewRun, prompt: NewMessage) -> None:
-        """Create a session already running its first run, with the prompt stored."""
+    async def start_launch(
+        self, session: NewSession, run: NewRun, prompt: NewMessage | None
+    ) -> None:
+        """Create a session already running its first run, with the prompt stored.
+
+        ``prompt`` is None when the agent keeps its own transcript (a real CLI):
+        the turn is still counted.
+        """
         state = (
             SessionState.PENDING if session.mode is SessionMode.DETACHED else SessionState.RUNNING
         )
@@ -403,10 +505,22 @@ class Store:
                 ),
             )
             await self._insert_run(db, session.conversation_id, run)
-            await self._append(db, session.conversation_id, [prompt])
+            await self._append_prompt(db, session.conversation_id, prompt)
+
+    async def _append_prompt(
+        self, db: aiosqlite.Connection, conversation_id: str, prompt: NewMessage | None
+    ) -> None:
+        """Store the prompt, or only count the turn when the agent keeps the transcript."""
+        if prompt is not None:
+            await self._append(db, conversation_id, [prompt])
+        else:
+            await db.execute(
+                "UPDATE sessions SET turns = turns + 1 WHERE conversation_id = ?",
+                (conversation_id,),
+            )
 
     async def claim_follow_up(
-        self, conversation_id: str, run: NewRun, prompt: NewMessage
+        self, conversation_id: str, run: NewRun, prompt: NewMessage | None
     ) -> Session:
         """Atomically move a resumable session to ``running`` and record the run.
 
@@ -423,7 +537,7 @@ class Store:
                 )
                 if cur.rowcount == 1:
                     await self._insert_run(db, conversation_id, run)
-                    await self._append(db, conversation_id, [prompt])
+                    await self._append_prompt(db, conversation_id, prompt)
                     break
             if not await self._recover_if_orphaned(conversation_id):
                 session = await self.get_session(conversation_id)  # raises when unknown
@@ -533,8 +647,17 @@ class Store:
         error: str | None,
         finished_us: int,
         reply: NewMessage | None,
+        *,
+        context_tokens: int | None = None,
+        context_limit: int | None = None,
+        stderr: str | None = None,
     ) -> Run:
-        """Close a run, append its reply, and make the session resumable again."""
+        """Close a run, append its reply, and make the session resumable again.
+
+        ``context_tokens`` / ``context_limit``: what the agent itself reported
+        its context holds and can hold; they replace our running count.
+        ``stderr``: the tail of an agent CLI's standard error, kept on the run.
+        """
         async with self._transaction() as db:
             async with db.execute(
                 "SELECT s.mode, r.conversation_id FROM runs r"
@@ -547,6 +670,14 @@ class Store:
             mode, conversation_id = SessionMode(row[0]), str(row[1])
             if reply is not None:
                 await self._append(db, conversation_id, [reply])
+            if context_tokens is not None or context_limit is not None:
+                await db.execute(
+                    "UPDATE sessions SET context_tokens = coalesce(?, context_tokens),"
+                    " context_limit = coalesce(?, context_limit) WHERE conversation_id = ?",
+                    (context_tokens, context_limit, conversation_id),
+                )
+            if stderr:
+                await db.execute("UPDATE runs SET stderr = ? WHERE run_id = ?", (stderr, run_id))
             await self._finish(
                 db,
                 run_id,
@@ -596,6 +727,32 @@ class Store:
             params,
         )
 
+    async def rekey_session(self, old_id: str, new_id: str) -> None:
+        """Give a session the id its agent chose (Codex names its own threads).
+
+        Sessions, messages, runs and history move together in one transaction.
+        The foreign keys have no ON UPDATE CASCADE, so their checks are deferred
+        to the commit, by when every row points at the new id.
+        """
+        async with self._transaction() as db:
+            await db.execute("PRAGMA defer_foreign_keys = ON")
+            cur = await db.execute(
+                "UPDATE sessions SET conversation_id = ? WHERE conversation_id = ?",
+                (new_id, old_id),
+            )
+            if cur.rowcount != 1:
+                raise UnknownConversation(old_id)
+            for table in ("messages", "runs"):
+                await db.execute(
+                    f"UPDATE {table} SET conversation_id = ? WHERE conversation_id = ?",
+                    (new_id, old_id),
+                )
+            await db.execute(
+                "UPDATE history SET conversation_id = ?,"
+                " payload = json_set(payload, '$.conversation_id', ?) WHERE conversation_id = ?",
+                (new_id, new_id, old_id),
+            )
+
     async def get_run(self, run_id: str) -> Run:
         async with self._db.execute(
             f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
@@ -624,8 +781,7 @@ class Store:
         else:
             sql = SQL_RECENT_MESSAGES_BEFORE
             params = (conversation_id, before.seq, limit + 1)
-        async with self._db.execute(sql, params) as cur:
-            rows = list(await cur.fetchall())
+        rows = list(await self._db.execute_fetchall(sql, params))  # one round trip
         if not rows:
             await self.get_session(conversation_id)  # unknown id -> UnknownConversation
         messages = [_message(r) for r in rows[:limit]]
@@ -731,6 +887,239 @@ class Store:
             )
             for f in sessions:
                 await self._append(db, f.session.conversation_id, f.messages)
+
+    # --- imports (issue 4): the transcript index and imported sessions ---
+    # Sessions another agent wrote are rows of ``sessions`` (source 'claude-code'
+    # or 'codex'); their messages stay in the transcript file, which
+    # core.sources.preview reads backwards. ``source_files`` remembers how far
+    # each file was read (docs/import.md).
+
+    async def source_file_stats(self) -> dict[str, tuple[int, int]]:
+        """``path -> (size, mtime_ns)`` of every indexed file: all a re-scan compares."""
+        rows = await self._db.execute_fetchall("SELECT path, size, mtime_ns FROM source_files")
+        return {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+
+    async def source_file_rows(self, paths: Sequence[str]) -> dict[str, SourceFileRow]:
+        """The saved read position and parse state of these files."""
+        found: dict[str, SourceFileRow] = {}
+        for i in range(0, len(paths), 500):
+            chunk = list(paths[i : i + 500])
+            marks = ", ".join("?" * len(chunk))
+            rows = await self._db.execute_fetchall(
+                "SELECT path, size, read_offset, head_len, head_hash, parse_state,"
+                " malformed_lines, unknown_lines, oversized_lines"
+                f" FROM source_files WHERE path IN ({marks})",
+                chunk,
+            )
+            for r in rows:
+                found[str(r[0])] = SourceFileRow(
+                    path=str(r[0]),
+                    size=int(r[1]),
+                    offset=int(r[2]),
+                    head_len=int(r[3]),
+                    head_hash=str(r[4]),
+                    state=json.loads(r[5]),
+                    counts=(int(r[6]), int(r[7]), int(r[8])),
+                )
+        return found
+
+    async def apply_import(self, files: Sequence[SourceFileUpdate], at_us: int) -> ImportCommit:
+        """Record a batch of read files and the sessions they describe, in one transaction.
+
+        Dismissed ids are never re-created. A session delegate is running (state
+        running or pending) is left untouched; another existing session with the
+        same id (e.g. launched by delegate through the real CLI) has its metrics
+        and title updated instead of being duplicated.
+        """
+        commit = ImportCommit()
+        async with self._transaction() as db:
+            failed = [f for f in files if f.error is not None]
+            read = [f for f in files if f.error is None]
+            # A file that could not be read keeps its position; size -1 makes
+            # the next scan try it again.
+            await db.executemany(
+                "INSERT INTO source_files(path, source, size, mtime_ns, last_error, scanned_at)"
+                " VALUES (?, ?, -1, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = -1,"
+                " mtime_ns = excluded.mtime_ns, last_error = excluded.last_error,"
+                " scanned_at = excluded.scanned_at",
+                [(f.path, f.source, f.mtime_ns, f.error, at_us) for f in failed],
+            )
+            await db.executemany(
+                "INSERT OR REPLACE INTO source_files(path, source, size, mtime_ns, read_offset,"
+                " head_len, head_hash, conversation_id, malformed_lines, unknown_lines,"
+                " oversized_lines, compactions, last_error, parse_state, scanned_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+                [
+                    (
+                        f.path,
+                        f.source,
+                        f.size,
+                        f.mtime_ns,
+                        f.offset,
+                        f.head_len,
+                        f.head_hash,
+                        f.facts.conversation_id if f.facts else None,
+                        f.malformed,
+                        f.unknown,
+                        f.oversized,
+                        f.facts.compactions if f.facts else 0,
+                        f.state_json,
+                        at_us,
+                    )
+                    for f in read
+                ],
+            )
+            facts = [f.facts for f in read if f.facts is not None and f.write_session]
+            if not facts:
+                return commit
+            ids = [s.conversation_id for s in facts]
+            marks = ", ".join("?" * len(ids))
+            dismissed = {
+                str(r[0])
+                for r in await db.execute_fetchall(
+                    f"SELECT conversation_id FROM dismissed WHERE conversation_id IN ({marks})", ids
+                )
+            }
+            existing = {
+                str(r[0]): (str(r[1]), str(r[2]))
+                for r in await db.execute_fetchall(
+                    "SELECT conversation_id, state, source FROM sessions"
+                    f" WHERE conversation_id IN ({marks})",
+                    ids,
+                )
+            }
+            inserts, updates, delegate_updates = [], [], []
+            for s in facts:
+                if s.conversation_id in dismissed:
+                    commit.skipped_dismissed += 1
+                elif s.conversation_id not in existing:
+                    inserts.append(s)
+                elif existing[s.conversation_id][0] in _BUSY:
+                    commit.skipped_busy += 1
+                elif existing[s.conversation_id][1] == "delegate":
+                    delegate_updates.append(s)
+                else:
+                    updates.append(s)
+            await db.executemany(
+                "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
+                " title, parent_id, source, created_at, last_interacted_at, turns, message_count,"
+                " token_count, bytes_on_disk, context_tokens, context_limit)"
+                " VALUES (?, ?, 'standard', 'idle', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        s.conversation_id,
+                        s.agent_id,
+                        s.cwd,
+                        s.git_branch,
+                        s.title,
+                        s.parent_id,
+                        s.source,
+                        s.created_us,
+                        s.last_us,
+                        s.turns,
+                        s.messages,
+                        s.tokens,
+                        s.bytes,
+                        s.context_tokens,
+                        s.context_limit,
+                    )
+                    for s in inserts
+                ],
+            )
+            busy = ", ".join(f"'{state}'" for state in _BUSY)
+            metrics = (
+                "turns = ?, message_count = ?, token_count = ?, bytes_on_disk = ?,"
+                " context_tokens = ?,"
+                " context_limit = CASE WHEN ? > 0 THEN ? ELSE context_limit END,"
+                " last_interacted_at = max(last_interacted_at, ?)"
+            )
+            await db.executemany(
+                f"UPDATE sessions SET cwd = ?, git_branch = ?, title = ?, parent_id = ?,"
+                f" created_at = min(created_at, ?), {metrics}"
+                f" WHERE conversation_id = ? AND state NOT IN ({busy})",
+                [
+                    (
+                        s.cwd,
+                        s.git_branch,
+                        s.title,
+                        s.parent_id,
+                        s.created_us,
+                        *_metric_params(s),
+                        s.conversation_id,
+                    )
+                    for s in updates
+                ],
+            )
+            await db.executemany(
+                "UPDATE sessions SET title = CASE WHEN ? THEN ? ELSE title END,"
+                f" {metrics} WHERE conversation_id = ? AND state NOT IN ({busy})",
+                [
+                    (s.strong_title, s.title, *_metric_params(s), s.conversation_id)
+                    for s in delegate_updates
+                ],
+            )
+            commit.added = len(inserts)
+            commit.updated = len(updates) + len(delegate_updates)
+            commit.added_ids = [s.conversation_id for s in inserts]
+        return commit
+
+    async def transcript_for(self, conversation_id: str) -> tuple[str, str, bool] | None:
+        """``(path, source, prompts_in_items)`` of the transcript a session is read from.
+
+        None for sessions whose messages live in our ``messages`` table: those
+        delegate ran itself, unless it stored none (a real CLI keeps its own).
+        ``prompts_in_items``: a Codex rollout that logs prompts only as response
+        items (``codex exec``), known from the importer's running totals.
+        """
+        rows = await self._db.execute_fetchall(
+            "SELECT f.path, f.source,"
+            " f.source = 'codex' AND coalesce(json_extract(f.parse_state, '$.turns'), 0) = 0"
+            " FROM sessions s"
+            " JOIN source_files f ON f.conversation_id = s.conversation_id"
+            " WHERE s.conversation_id = ? AND (s.source != 'delegate' OR NOT EXISTS"
+            " (SELECT 1 FROM messages m WHERE m.conversation_id = s.conversation_id))"
+            " ORDER BY f.mtime_ns DESC LIMIT 1",
+            (conversation_id,),
+        )
+        for r in rows:
+            return str(r[0]), str(r[1]), bool(r[2])
+        return None
+
+    async def save_import_report(self, at_us: int, report: str, keep: int = 20) -> None:
+        async with self._transaction() as db:
+            await db.execute(
+                "INSERT INTO import_reports(finished_at, report) VALUES (?, ?)", (at_us, report)
+            )
+            await db.execute(
+                "DELETE FROM import_reports WHERE id NOT IN"
+                " (SELECT id FROM import_reports ORDER BY id DESC LIMIT ?)",
+                (keep,),
+            )
+
+    async def last_import_report(self) -> str | None:
+        rows = await self._db.execute_fetchall(
+            "SELECT report FROM import_reports ORDER BY id DESC LIMIT 1"
+        )
+        for r in rows:
+            return str(r[0])
+        return None
+
+    async def source_file_problems(self, limit: int) -> tuple[int, list[SourceFileProblem]]:
+        """Files with skipped lines or a read error: how many, and the first ``limit``."""
+        where = (
+            " WHERE malformed_lines + unknown_lines + oversized_lines > 0 OR last_error IS NOT NULL"
+        )
+        rows = await self._db.execute_fetchall(f"SELECT count(*) FROM source_files{where}")
+        total = int(next(iter(rows))[0])
+        rows = await self._db.execute_fetchall(
+            "SELECT path, source, malformed_lines, unknown_lines, oversized_lines, last_error"
+            f" FROM source_files{where} ORDER BY last_error IS NULL, path LIMIT ?",
+            (limit,),
+        )
+        return total, [
+            SourceFileProblem(str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]), r[5])
+            for r in rows
+        ]
 
 
 def _page(rows: list[aiosqlite.Row], limit: int) -> tuple[list[Session], SessionCursor | None]:

@@ -147,6 +147,65 @@ async def cmd_agents(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def cmd_import(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    """Index Claude Code and Codex sessions (``--report``: show the last import instead)."""
+    if args.report:
+        report = await orch.last_import_report()
+        if report is None:
+            print("no import yet: run `delegate import`", file=sys.stderr)
+            return EXIT_ERROR
+    elif args.json:
+        report = await orch.import_sources(args.claude_dir, args.codex_dir)
+    else:
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+        with Progress(
+            TextColumn("importing"),
+            BarColumn(),
+            DownloadColumn(),
+            TextColumn("{task.fields[sessions]} sessions"),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("import", total=None, sessions=0)
+
+            def show(p: Any) -> None:
+                bar.update(
+                    task,
+                    total=p.bytes_total or None,
+                    completed=p.bytes_done,
+                    sessions=p.sessions_added + p.sessions_updated,
+                )
+
+            report = await orch.import_sources(args.claude_dir, args.codex_dir, show)
+    if args.json:
+        _print_json(report.model_dump(mode="json"))
+        return EXIT_OK
+    print(
+        f"{report.files_seen} files: {report.files_read} read, "
+        f"{report.files_skipped_unchanged} unchanged · {report.sessions_added} sessions added, "
+        f"{report.sessions_updated} updated · {report.bytes_read / 1e6:.1f} MB in "
+        f"{report.duration_s:.2f}s"
+    )
+    skipped = report.malformed_lines + report.unknown_lines + report.oversized_lines
+    if skipped:
+        print(
+            f"skipped lines: {report.malformed_lines} malformed, {report.unknown_lines} "
+            f"unknown type, {report.oversized_lines} oversized"
+        )
+    for item in report.unreadable:
+        print(f"unreadable: {item.path}: {item.reason}")
+    if args.report:
+        for f in report.files_with_skips:
+            note = f" error: {f.error}" if f.error else ""
+            print(
+                f"{f.path}: {f.malformed_lines} malformed, {f.unknown_lines} unknown, "
+                f"{f.oversized_lines} oversized{note}"
+            )
+    elif report.problem_line:
+        print(report.problem_line.replace("`", ""))
+    return EXIT_OK
+
+
 # --- parser --------------------------------------------------------------
 
 
@@ -214,6 +273,23 @@ def build_parser() -> argparse.ArgumentParser:
     agents = sub.add_parser("agents", help="configured agents")
     agents.add_argument("--json", action="store_true")
     agents.set_defaults(handler=cmd_agents)
+
+    imp = sub.add_parser("import", help="index Claude Code and Codex sessions (incremental)")
+    imp.add_argument(
+        "--claude-dir", type=Path, metavar="DIR", help="default: $CLAUDE_CONFIG_DIR or ~/.claude"
+    )
+    imp.add_argument(
+        "--codex-dir", type=Path, metavar="DIR", help="default: $CODEX_HOME or ~/.codex"
+    )
+    imp.add_argument("--json", action="store_true", help="print the report as JSON")
+    imp.add_argument(
+        "--report", action="store_true", help="show the last import's report (files with skips)"
+    )
+    imp.set_defaults(handler=cmd_import)
+
+    sub.add_parser(
+        "mcp", help="serve delegate_sessions and delegate_agent over MCP (stdio)"
+    )  # no handler: runs its own event loop (see main)
     return parser
 
 
@@ -234,7 +310,7 @@ def run_app(data_dir: Path) -> int:
     from tui.app import create_app
 
     try:
-        create_app(data_dir).run()
+        create_app(data_dir, import_sources=(None, None)).run()
     except DelegateError as exc:
         print(f"delegate: {exc.code}: {exc.message}", file=sys.stderr)
         return EXIT_ERROR
@@ -246,6 +322,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     data_dir = resolve_data_dir(args.data_dir)
+    if args.command == "mcp":
+        from core.mcp_server import main as serve_mcp
+
+        return serve_mcp(data_dir)
     if handler is None:
         return run_app(data_dir)
     try:

@@ -1,6 +1,7 @@
 """Agent back ends behind one protocol (see :mod:`core.runners.base`)."""
 
 from core.runners.base import (
+    ConversationIdAssigned,
     MessageOut,
     RunCompleted,
     RunEvent,
@@ -13,6 +14,7 @@ from core.runners.base import (
 from core.runners.registry import build_runner
 
 __all__ = [
+    "ConversationIdAssigned",
     "MessageOut",
     "RunCompleted",
     "RunEvent",

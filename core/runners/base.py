@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.models import Role, Usage
+from core.models import Message, Role, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +22,9 @@ class RunRequest:
     turn: int  # 1 for a launch, 2.. for follow-ups
     context_tokens: int = 0  # what the conversation held before this prompt
     is_follow_up: bool = False
+    # The conversation so far, oldest first, for runners that keep no transcript
+    # of their own (``wants_history``); empty for the others.
+    history: Sequence[Message] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,19 +49,44 @@ class MessageOut:
 
 
 @dataclass(frozen=True, slots=True)
+class ConversationIdAssigned:
+    """The agent named the conversation itself (Codex's thread id): re-key the session."""
+
+    external_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunCompleted:
     usage: Usage
+    # What the agent reports its context holds after the run (replaces our own
+    # running count) and its context window, when it says.
+    context_tokens: int | None = None
+    context_limit: int | None = None
+    stderr: str = ""  # the tail of a CLI's standard error, kept on the run
 
 
 @dataclass(frozen=True, slots=True)
 class RunFailed:
     error: str
+    stderr: str = ""
 
 
-RunEvent = RunStarted | TextDelta | MessageOut | RunCompleted | RunFailed
+RunEvent = RunStarted | TextDelta | MessageOut | ConversationIdAssigned | RunCompleted | RunFailed
 
 
 class Runner(Protocol):
-    """An agent back end. ``run`` yields events and ends after completed or failed."""
+    """An agent back end. ``run`` yields events and ends after completed or failed.
+
+    ``owns_transcript``: the agent writes its own transcript (a CLI), so the
+    orchestrator stores neither the prompt nor the reply; the importer indexes
+    the agent's file instead. ``wants_history``: the runner needs the stored
+    conversation in :attr:`RunRequest.history` (a stateless model endpoint).
+    """
+
+    @property
+    def owns_transcript(self) -> bool: ...
+
+    @property
+    def wants_history(self) -> bool: ...
 
     def run(self, request: RunRequest) -> AsyncIterator[RunEvent]: ...

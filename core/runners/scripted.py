@@ -23,6 +23,7 @@ import tomllib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -82,6 +83,8 @@ class ScriptedRunner:
     persona: str
     script: Script
     delay: float
+    owns_transcript: ClassVar[bool] = False  # our store holds its conversation
+    wants_history: ClassVar[bool] = False
 
     @classmethod
     def from_config(cls, agent_id: str, config: AgentConfig) -> ScriptedRunner:

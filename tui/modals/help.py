@@ -47,7 +47,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(
                 Text(
                     "\nRemap any key in config.toml under [keymap], by binding id, "
-                    'e.g. picker.dismiss = "x". Escape closes this help.',
+                    'e.g. picker.dismiss = "k". Escape closes this help.',
                     "dim",
                 )
             )

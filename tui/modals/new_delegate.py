@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -83,7 +84,7 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
             error.update("A delegate needs a prompt: say what it should do.")
             return
         if not Path(cwd).expanduser().is_dir():
-            error.update(f"{cwd or '(empty)'} is not a directory.")
+            error.update(Text(f"{cwd or '(empty)'} is not a directory."))  # as typed, no markup
             return
         agent = self.query_one("#launch-agent", Select).value
         self.dismiss(LaunchRequest(str(agent), cwd, prompt))

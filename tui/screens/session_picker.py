@@ -25,6 +25,7 @@ from core.errors import DelegateError
 from core.events import HistoryEvent
 from core.models import Session, SessionPage, SessionState
 from core.orchestrator import AgentOrchestrator
+from core.sources.report import ImportProgress
 from tui import formatting as fmt
 from tui.bridge import HistoryPosted, RunOutputReceived, connect
 from tui.modals.confirm_dismiss import ConfirmDismiss
@@ -37,6 +38,8 @@ from tui.widgets.preview import PreviewPane
 from tui.widgets.session_list import SessionList
 from tui.widgets.status_panel import StatusPanel, StatusSnapshot
 
+ImportRoots = tuple[Path | None, Path | None]  # (Claude Code dir, Codex dir); None: default
+
 PAGE_SIZE = 25
 UNDO_SECONDS = 6.0
 HISTORY_ON_OPEN = 50
@@ -47,7 +50,8 @@ EMPTY_STATE = """[b]No delegate sessions yet.[/b]
   • [b]n[/b] launches a new delegate right here.
   • [b]delegate demo --sessions 50[/b] fills the store with sample sessions to explore.
   • [b]delegate run "PROMPT"[/b] launches one from the shell.
-  • Sessions that Claude Code and Codex leave on disk will be importable in a later release.
+  • Claude Code and Codex sessions on disk are imported at start; [b]ctrl+r[/b] looks again.
+  • [b]delegate import --report[/b] lists the files an import skipped.
 
 Press [b]?[/b] for every key."""
 
@@ -65,6 +69,8 @@ class SessionPickerScreen(Screen[None]):
     """Sessions on the left; preview and history on the right; status on top."""
 
     CSS_PATH = "session_picker.tcss"
+    # Back from a modal, focus the list, never the filter box (it would eat the keys).
+    AUTO_FOCUS = "SessionList"
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
         (0, "-narrow"),
         (110, "-wide"),
@@ -150,7 +156,7 @@ class SessionPickerScreen(Screen[None]):
             "Refresh",
             id="picker.refresh",
             show=False,
-            tooltip="Reload sessions, status and preview",
+            tooltip="Import new Claude Code / Codex sessions and reload the list",
         ),
         Binding("question_mark", "help", "Help", id="picker.help", tooltip="List every key"),
         Binding("q", "app.quit", "Quit", id="picker.quit", tooltip="Leave delegate"),
@@ -164,9 +170,14 @@ class SessionPickerScreen(Screen[None]):
         preview_size: int = 6,
         page_size: int = PAGE_SIZE,
         launch_cwd: Path | None = None,
+        import_sources: ImportRoots | None = None,
     ) -> None:
         super().__init__()
         self.launch_cwd = launch_cwd
+        # Where to import Claude Code / Codex sessions from, at start and on
+        # ctrl+r; None turns importing off (tests, embedding apps).
+        self.import_roots = import_sources
+        self._import_note = ""
         self.orchestrator = orchestrator
         self.clock = clock
         self.preview_size = preview_size
@@ -175,6 +186,7 @@ class SessionPickerScreen(Screen[None]):
         self._preview_cursors: list[str | None] = [None]
         self._pending: dict[str, PendingDismissal] = {}
         self._disconnect = lambda: None
+        self._detached = False
         self._total_sessions = 0
 
     # --- layout ----------------------------------------------------------
@@ -198,25 +210,42 @@ class SessionPickerScreen(Screen[None]):
         self.query_one(SessionList).reload()
         self.refresh_status()
         self._load_history()
+        if self.import_roots is not None:
+            self.run_import()
 
     def on_unmount(self) -> None:
+        self._stop_listening()
+
+    def _stop_listening(self) -> None:
         self._disconnect()
+        self._disconnect = lambda: None
 
     # --- data ------------------------------------------------------------
 
     async def _fetch_page(self, cursor: str | None) -> SessionPage:
-        return await self.orchestrator.list_sessions(
+        page = await self.orchestrator.list_sessions(
             self.page_size, cursor, query=self.query_text or None
         )
+        if self._pending:
+            # Rows inside their undo window stay hidden, whatever reloads the list.
+            kept = [s for s in page.sessions if s.conversation_id not in self._pending]
+            page = page.model_copy(update={"sessions": kept})
+        return page
 
     @work(group="status", exclusive=True)
     async def refresh_status(self) -> None:
+        if self._detached:
+            return
         counts = await self.orchestrator.status_counts()
         fullest = await self.orchestrator.fullest_sessions(FULLEST_SHOWN)
         self._total_sessions = sum(v for k, v in counts.items() if k != "bytes")
         pending = len(self._pending)
-        note = f"{pending} dismissal pending · u to undo" if pending else ""
-        self.query_one(StatusPanel).snapshot = StatusSnapshot(counts, tuple(fullest), note)
+        notes = [f"{pending} dismissal pending · u to undo"] if pending else []
+        if self._import_note:
+            notes.append(self._import_note)
+        self.query_one(StatusPanel).snapshot = StatusSnapshot(
+            counts, tuple(fullest), " · ".join(notes)
+        )
         self._update_list_note()
 
     @work(group="history-load")
@@ -271,7 +300,14 @@ class SessionPickerScreen(Screen[None]):
             note.display = False
         empty = not listed.sessions and not self.query_text and self._total_sessions == 0
         self.query_one("#empty-state").display = empty
+        self.set_class(empty, "-empty")
+        if empty and listed.display and listed.has_focus:
+            # Hiding the focused list would hand focus to the filter box, which
+            # would swallow the keys the empty state suggests (n, ?).
+            self.set_focus(None)
         listed.display = not empty
+        if not empty and self.focused is None:
+            listed.focus()
 
     # --- list events -----------------------------------------------------
 
@@ -289,6 +325,16 @@ class SessionPickerScreen(Screen[None]):
     def _highlighted(self, event: SessionList.Highlighted) -> None:
         self._preview_cursors = [None]
         self._load_preview(event.session)
+
+    def _preview_highlighted(self) -> None:
+        """Preview whatever is highlighted now (the row under the cursor may have changed
+        without the cursor moving, e.g. when the highlighted row was removed)."""
+        session = self.query_one(SessionList).highlighted_session
+        if session is None:
+            self.query_one(PreviewPane).show_empty("No sessions.")
+            return
+        self._preview_cursors = [None]
+        self._load_preview(session)
 
     @on(SessionList.Chosen)
     def _chosen(self, event: SessionList.Chosen) -> None:
@@ -370,7 +416,12 @@ class SessionPickerScreen(Screen[None]):
         try:
             await self.orchestrator.delegate(prompt, conversation_id=session.conversation_id)
         except DelegateError as exc:
-            self.notify(f"{exc.code}: {exc.message}", title="Follow-up refused", severity="error")
+            self.notify(
+                f"{exc.code}: {exc.message}",
+                title="Follow-up refused",
+                severity="error",
+                markup=False,
+            )
             return
         await self._refresh_session(session.conversation_id)
 
@@ -420,7 +471,9 @@ class SessionPickerScreen(Screen[None]):
                 request.prompt, agent_id=request.agent_id, cwd=request.cwd
             )
         except DelegateError as exc:
-            self.notify(f"{exc.code}: {exc.message}", title="Launch refused", severity="error")
+            self.notify(
+                f"{exc.code}: {exc.message}", title="Launch refused", severity="error", markup=False
+            )
             return
         session = await self.orchestrator.get_session(handles[0].conversation_id)
         listed = self.query_one(SessionList)
@@ -463,6 +516,7 @@ class SessionPickerScreen(Screen[None]):
             0,
         )
         listed.remove_session(session.conversation_id)
+        self._preview_highlighted()
         cid = session.conversation_id
         timer = self.set_timer(UNDO_SECONDS, lambda: self._commit_dismissal(cid))
         self._pending[cid] = PendingDismissal(session, index, timer)
@@ -470,6 +524,7 @@ class SessionPickerScreen(Screen[None]):
             f"Dismissed {session.agent_id} · {first_line(session.title, 40)} — u to undo",
             title="Session dismissed",
             timeout=UNDO_SECONDS,
+            markup=False,  # the title is transcript text
         )
         self.refresh_status()
 
@@ -482,7 +537,9 @@ class SessionPickerScreen(Screen[None]):
         pending.timer.stop()
         self.query_one(SessionList).insert_session(pending.session, pending.index)
         self.app.clear_notifications()
-        self.notify(f"Kept {pending.session.agent_id} · {fmt.short_id(cid)}.", timeout=2)
+        self.notify(
+            f"Kept {pending.session.agent_id} · {fmt.short_id(cid)}.", timeout=2, markup=False
+        )
         self.refresh_status()
 
     @work(group="dismiss")
@@ -497,18 +554,28 @@ class SessionPickerScreen(Screen[None]):
         try:
             await self.orchestrator.dismiss(conversation_id)
         except DelegateError as exc:
-            self.notify(f"{exc.code}: {exc.message}", title="Dismiss failed", severity="error")
+            self.notify(
+                f"{exc.code}: {exc.message}", title="Dismiss failed", severity="error", markup=False
+            )
             self.query_one(SessionList).insert_session(pending.session, pending.index)
         self.refresh_status()
 
     async def flush_dismissals(self) -> None:
-        """Commit every dismissal still in its undo window (the app is closing)."""
+        """Commit every dismissal still in its undo window and stop following the core.
+
+        The app is closing: events that arrive from now on (the commits, cancelled
+        runs) must not start work against a store about to close.
+        """
+        self._detached = True
+        self._stop_listening()
         for cid in list(self._pending):
             await self.commit_dismissal(cid)
 
     # --- events from the core --------------------------------------------
 
     def on_history_posted(self, message: HistoryPosted) -> None:
+        if self._detached:
+            return
         event: HistoryEvent = message.event
         self.query_one(HistoryTimeline).add_events([event])
         self.refresh_status()
@@ -540,9 +607,55 @@ class SessionPickerScreen(Screen[None]):
         self.toggle_class("-toggle-history")
 
     def action_refresh(self) -> None:
+        self._reload_keeping_highlight()
+        if self.import_roots is not None:
+            self.run_import()
+
+    def _reload_keeping_highlight(self) -> None:
         keep = self.query_one(SessionList).highlighted_session
         self.query_one(SessionList).reload(keep.conversation_id if keep else None)
         self.refresh_status()
+
+    # --- importing Claude Code and Codex sessions (background) ----------
+
+    @work(group="import", exclusive=True)
+    async def run_import(self) -> None:
+        """Index on-disk transcripts; the first committed batch shows up at once."""
+        assert self.import_roots is not None
+        shown_first_batch = False
+
+        def progress(update: ImportProgress) -> None:
+            nonlocal shown_first_batch
+            if self._detached:
+                return
+            if update.phase == "reading" and update.files_total:
+                percent = 100 * update.bytes_done // max(1, update.bytes_total)
+                self._import_note = (
+                    f"importing {update.files_done}/{update.files_total} files ({percent}%)"
+                )
+            new_rows = update.sessions_added + update.sessions_updated
+            if new_rows and not shown_first_batch:
+                shown_first_batch = True
+                self._reload_keeping_highlight()
+            else:
+                self.refresh_status()
+
+        self._import_note = "importing…"
+        self.refresh_status()
+        claude_dir, codex_dir = self.import_roots
+        try:
+            report = await self.orchestrator.import_sources(claude_dir, codex_dir, progress)
+        except DelegateError as exc:
+            self._import_note = f"import failed: {exc.code}: {exc.message}"
+            self.refresh_status()
+            return
+        if self._detached:
+            return
+        self._import_note = report.problem_line or ""
+        if report.sessions_added or report.sessions_updated:
+            self._reload_keeping_highlight()
+        else:
+            self.refresh_status()
 
     def action_help(self) -> None:
         rows = []

@@ -8,6 +8,7 @@ from rich.console import Group, RenderableType
 from rich.markdown import Markdown
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -67,6 +68,7 @@ class PreviewPane(VerticalScroll):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.session: Session | None = None
         self._live = ""
+        self._follow_end = True
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(Text("Nothing selected", "dim"), id="preview-header")
@@ -109,10 +111,18 @@ class PreviewPane(VerticalScroll):
         where = f"page {page_number} · last {size} messages per page"
         footer = where + ("  ·  " + "  ".join(hints) if hints else "")
         self.query_one("#preview-footer", Static).update(Text(footer))
-        if page_number == 1:
+        # The newest page shows its end; older pages read from their top.
+        self._follow_end = page_number == 1
+        if self._follow_end:
             self.scroll_end(animate=False)
         else:
             self.scroll_home(animate=False)
+
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        # The new content's height is only known once laid out, which may come
+        # after the scroll asked for in show(): keep the end in view then too.
+        if self._follow_end and new.height != old.height:
+            self.scroll_end(animate=False)
 
     def show_empty(self, text: str) -> None:
         self.session = None

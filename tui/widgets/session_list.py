@@ -8,6 +8,7 @@ from datetime import datetime
 from rich.console import Group
 from rich.text import Text
 from textual import on, work
+from textual.cache import LRUCache
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -21,6 +22,8 @@ from tui.widgets.context_meter import meter_text
 PageFetcher = Callable[[str | None], Awaitable[SessionPage]]
 # Load the next page when the highlight comes this close to the last loaded row.
 PREFETCH_ROWS = 10
+# Rendered rows kept for repainting (OptionList keeps 2,048): a few screens' worth.
+RENDER_CACHE_ROWS = 128
 
 STATE_BADGES = {
     SessionState.IDLE: ("idle", "green"),
@@ -39,10 +42,13 @@ def session_row(session: Session, now: datetime) -> Group:
     label, style = STATE_BADGES[session.state]
     top = Text(no_wrap=True, overflow="ellipsis")
     top.append(f"{label:<8} ", style)
-    top.append(f"{session.agent_id:<10}", "bold")
-    if session.source != "delegate":
+    top.append(f"{session.agent_id:<11}", "bold")
+    # The source matters only when it says more than the agent does.
+    if session.source not in ("delegate", session.agent_id):
         top.append(f"({session.source}) ", "dim")
     top.append(" ")
+    if session.parent_id:
+        top.append("↳ ", "dim")  # a sub-agent of another session
     top.append(first_line(session.title or "(untitled)", 160))
     if session.last_run_status is RunStatus.FAILED:
         top.append("  ✗ last run failed", "red")
@@ -50,7 +56,8 @@ def session_row(session: Session, now: datetime) -> Group:
     bottom.append(" " * 9)
     bottom.append(f"{fmt.ago(session.last_interacted_at, now):>8} · ", "dim")
     bottom.append_text(meter_text(session.context, bar_width=0))
-    bottom.append(f" · {session.metrics.turns} turns · ", "dim")
+    turns = session.metrics.turns
+    bottom.append(f" · {turns} turn{'' if turns == 1 else 's'} · ", "dim")
     where = session.cwd + (f" · {session.git_branch}" if session.git_branch else "")
     bottom.append(first_line(where, 80), "dim")
     return Group(top, bottom)
@@ -88,6 +95,9 @@ class SessionList(OptionList):
 
     def __init__(self, fetch: PageFetcher, clock: Clock, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        # Every cached row holds dozens of objects that each full garbage collection
+        # walks; after scrolling far, 2,048 of them made those pauses long.
+        self._option_render_cache = LRUCache(maxsize=RENDER_CACHE_ROWS)
         self._fetch = fetch
         self._clock = clock
         self.sessions: list[Session] = []

@@ -1,0 +1,299 @@
+"""The ``codex`` runner: drive the OpenAI Codex CLI non-interactively.
+
+Launch (stdin at /dev/null: ``codex exec`` reads a piped stdin as more prompt)::
+
+    codex exec --json [args] -- PROMPT
+
+Follow-up (in the session's cwd)::
+
+    codex exec --json [args] resume THREAD_ID -- PROMPT
+
+Codex names a new conversation itself: the launch's ``thread.started`` carries
+the thread id, which the runner reports as :class:`ConversationIdAssigned` so
+the session is re-keyed to it and ``codex resume`` names the same conversation.
+
+``turn.completed`` usage is cumulative over the whole thread, so the run's own
+usage is the difference from the thread's total before the run, and the
+context meter comes from the rollout Codex wrote: its latest
+``last_token_usage.input_tokens`` against ``model_context_window``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from core.config import AgentConfig
+from core.models import Role, Usage
+from core.runners.base import (
+    ConversationIdAssigned,
+    MessageOut,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunRequest,
+    RunStarted,
+    TextDelta,
+)
+from core.runners.claude_code import failure_message
+from core.runners.subprocess import cli_process, resolve_binary
+
+ROLLOUT_TAIL_BYTES = 512 * 1024  # where the latest token count is looked for
+TOOL_OUTPUT_CHARS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class TokenInfo:
+    """The latest ``token_count`` of a rollout."""
+
+    total: Usage  # cumulative over the thread
+    last_input_tokens: int
+    last_output_tokens: int
+    context_window: int | None
+
+
+def _usage(raw: Any) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+    return Usage(
+        input_tokens=int(raw.get("input_tokens") or 0),
+        output_tokens=int(raw.get("output_tokens") or 0),
+    )
+
+
+@dataclass
+class CodexStreamParser:
+    """Turns ``codex exec --json`` lines into run events; unknown lines are skipped."""
+
+    thread_id: str | None = None
+    usage: Usage | None = None  # from turn.completed (cumulative over the thread)
+    errors: list[str] = field(default_factory=list)
+    failed: str | None = None
+    skipped: int = 0
+
+    @property
+    def done(self) -> bool:
+        return self.usage is not None or self.failed is not None
+
+    def feed(self, line: str) -> list[RunEvent]:
+        if not line.strip():
+            return []
+        try:
+            data = json.loads(line)
+        except ValueError:
+            self.skipped += 1
+            return []
+        if not isinstance(data, dict):
+            self.skipped += 1
+            return []
+        kind = data.get("type")
+        if kind == "thread.started":
+            self.thread_id = str(data.get("thread_id") or "") or self.thread_id
+        elif kind == "item.completed":
+            return self._item(data.get("item"))
+        elif kind == "turn.completed":
+            self.usage = _usage(data.get("usage"))
+        elif kind == "turn.failed":
+            error = data.get("error")
+            message = error.get("message") if isinstance(error, dict) else error
+            self.failed = str(message or "turn failed")
+        elif kind == "error":
+            self.errors.append(str(data.get("message") or "error"))
+        elif kind not in ("turn.started", "item.started", "item.updated"):
+            self.skipped += 1
+        return []
+
+    def _item(self, item: Any) -> list[RunEvent]:
+        if not isinstance(item, dict):
+            self.skipped += 1
+            return []
+        kind = item.get("type")
+        if kind == "agent_message":
+            text = str(item.get("text") or "")
+            return [TextDelta(text), MessageOut(Role.ASSISTANT, text)] if text else []
+        if kind == "command_execution":
+            command = str(item.get("command") or "")
+            output = str(item.get("aggregated_output") or "")[-TOOL_OUTPUT_CHARS:]
+            return [
+                MessageOut(
+                    Role.TOOL,
+                    f"$ {command}\n{output}".rstrip(),
+                    tool={
+                        "name": "shell",
+                        "input": {"command": command},
+                        "exit_code": item.get("exit_code"),
+                        "status": item.get("status"),
+                    },
+                )
+            ]
+        if kind == "file_change":
+            changes = [
+                f"{c.get('kind', 'update')} {c.get('path', '?')}"
+                for c in item.get("changes") or []
+                if isinstance(c, dict)
+            ]
+            return [
+                MessageOut(
+                    Role.TOOL,
+                    "files: " + ", ".join(changes),
+                    tool={"name": "apply_patch", "input": {"changes": changes}},
+                )
+            ]
+        if kind == "mcp_tool_call":
+            name = f"{item.get('server', '?')}.{item.get('tool', '?')}"
+            return [
+                MessageOut(
+                    Role.TOOL,
+                    f"{name}: {item.get('status', '')}",
+                    tool={"name": name, "input": item.get("arguments")},
+                )
+            ]
+        if kind == "web_search":
+            query = str(item.get("query") or "")
+            return [
+                MessageOut(
+                    Role.TOOL,
+                    f"web search: {query}",
+                    tool={"name": "web_search", "input": {"query": query}},
+                )
+            ]
+        if kind == "error":  # a warning item (e.g. unknown model metadata); the turn goes on
+            return [MessageOut(Role.SYSTEM, str(item.get("message") or ""))]
+        return []  # reasoning, todo lists: not part of the reply
+
+    def finish(
+        self,
+        returncode: int,
+        stderr: str,
+        *,
+        before: TokenInfo | None = None,
+        after: TokenInfo | None = None,
+    ) -> RunEvent:
+        """The closing event; ``before``/``after`` are the rollout's token counts."""
+        if self.failed is not None or self.usage is None:
+            reason = self.failed or "; ".join(self.errors)
+            what = (
+                f"codex turn failed: {reason}"
+                if reason
+                else f"codex exited with code {returncode} before the turn completed"
+            )
+            return RunFailed(failure_message(what, stderr), stderr)
+        total = self.usage
+        if before is not None:
+            total = Usage(
+                input_tokens=max(0, total.input_tokens - before.total.input_tokens),
+                output_tokens=max(0, total.output_tokens - before.total.output_tokens),
+            )
+        if after is not None:
+            # As Codex itself (and our importer) measure it: the last request's input.
+            context: int | None = after.last_input_tokens or None
+            window = after.context_window
+        else:
+            # No rollout to read: a launch's usage is the best figure we have.
+            context = self.usage.input_tokens if before is None else None
+            window = None
+        return RunCompleted(total, context_tokens=context, context_limit=window, stderr=stderr)
+
+
+def codex_home(env: Mapping[str, str]) -> Path:
+    if env.get("CODEX_HOME"):
+        return Path(env["CODEX_HOME"]).expanduser()
+    return Path(env.get("HOME") or Path.home()) / ".codex"
+
+
+def find_rollout(home: Path, thread_id: str) -> Path | None:
+    """The rollout file of a thread (``sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl``)."""
+    matches = sorted((home / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
+    return matches[-1] if matches else None
+
+
+def latest_token_info(path: Path) -> TokenInfo | None:
+    """The last ``token_count`` with figures, read from the end of the rollout only."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - ROLLOUT_TAIL_BYTES))
+            tail = fh.read()
+    except OSError:
+        return None
+    for raw in reversed(tail.splitlines()):
+        if b'"token_count"' not in raw:
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue  # torn first line of the tail, or a writer mid-append
+        payload = line.get("payload") if isinstance(line, dict) else None
+        info = payload.get("info") if isinstance(payload, dict) else None
+        if not isinstance(info, dict):
+            continue
+        last = info.get("last_token_usage") or {}
+        window = info.get("model_context_window")
+        return TokenInfo(
+            total=_usage(info.get("total_token_usage")),
+            last_input_tokens=int(last.get("input_tokens") or 0),
+            last_output_tokens=int(last.get("output_tokens") or 0),
+            context_window=int(window) if isinstance(window, int) and window > 0 else None,
+        )
+    return None
+
+
+def _token_info(env: Mapping[str, str], thread_id: str | None) -> TokenInfo | None:
+    if not thread_id:
+        return None
+    rollout = find_rollout(codex_home(env), thread_id)
+    return latest_token_info(rollout) if rollout is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class CodexRunner:
+    """Runs ``codex exec --json`` as a child process and streams its events."""
+
+    agent_id: str
+    binary: str
+    args: tuple[str, ...]
+    env: Mapping[str, str]
+    owns_transcript: ClassVar[bool] = True  # Codex writes the rollout
+    wants_history: ClassVar[bool] = False
+
+    @classmethod
+    def from_config(cls, agent_id: str, config: AgentConfig) -> CodexRunner:
+        env = {**os.environ, **config.env}
+        binary = resolve_binary(config.binary or "codex", env, f"agents.{agent_id}.binary")
+        return cls(agent_id, binary, tuple(config.args), env)
+
+    def argv(self, request: RunRequest) -> list[str]:
+        resume = ["resume", request.conversation_id] if request.is_follow_up else []
+        return [self.binary, "exec", "--json", *self.args, *resume, "--", request.prompt]
+
+    async def run(self, request: RunRequest) -> AsyncIterator[RunEvent]:
+        yield RunStarted(request.run_id)
+        before = (
+            await asyncio.to_thread(_token_info, self.env, request.conversation_id)
+            if request.is_follow_up
+            else None
+        )
+        parser = CodexStreamParser()
+        async with (
+            cli_process(self.argv(request), cwd=request.cwd, env=self.env) as proc,
+            contextlib.aclosing(proc.lines()) as lines,
+        ):
+            async for line in lines:
+                had_thread = parser.thread_id
+                for event in parser.feed(line):
+                    yield event
+                new_id = parser.thread_id
+                if new_id and new_id != had_thread and new_id != request.conversation_id:
+                    yield ConversationIdAssigned(new_id)
+                if parser.done:
+                    break  # a background child may hold stdout open: no wait for EOF
+        after = await asyncio.to_thread(
+            _token_info, self.env, parser.thread_id or request.conversation_id
+        )
+        yield parser.finish(proc.returncode, proc.stderr_tail, before=before, after=after)

@@ -1,0 +1,223 @@
+"""Run an agent CLI as a child process: argv lists, its own process group, no orphans.
+
+Shared by the ``claude_code`` and ``codex`` runners. The child starts in a new
+session (``start_new_session=True``), so it and everything it spawns form one
+process group; leaving :func:`cli_process` any way but a clean exit (a task
+cancel, an error in the caller) sends SIGTERM to the whole group, then SIGKILL
+after a grace period. Even a clean exit sweeps the group, so a tool the agent
+started in the background cannot outlive the run. Standard error is read all
+along (a full pipe would stall the child) and its last 64 KiB are kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.errors import RunnerUnavailable
+
+STDERR_KEEP = 64 * 1024
+KILL_GRACE_S = 3.0
+DRAIN_AFTER_EXIT_S = 0.5  # reading on once the CLI exited, for lines still in the pipe
+SWEEP_WAIT_S = 2.0
+EXIT_WAIT_S = 10.0  # a CLI whose output ended gets this long to exit by itself
+# One JSON line of a stream can be large (a tool result with a whole file).
+LINE_LIMIT = 64 * 1024 * 1024
+
+
+def resolve_binary(binary: str, env: Mapping[str, str], setting: str) -> str:
+    """The executable to run, or ``runner_unavailable`` naming the setting to fix."""
+    path = env.get("PATH", os.environ.get("PATH", os.defpath))
+    found = shutil.which(binary, path=path)
+    if found is None:
+        raise RunnerUnavailable(
+            f"{binary} binary not found: set {setting} in config.toml (a path, or a name on PATH)"
+        )
+    return found
+
+
+@dataclass
+class CliProcess:
+    """A running CLI: its stdout lines, its exit code, the tail of its stderr."""
+
+    process: asyncio.subprocess.Process
+    _stderr: bytearray = field(default_factory=bytearray)
+    _stderr_task: asyncio.Task[None] | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    async def lines(self) -> AsyncGenerator[str, None]:
+        """Standard output, one decoded line at a time (newline stripped).
+
+        Ends at EOF, or shortly after the CLI itself exits: a child it left
+        behind may hold the pipe open forever.
+        """
+        assert self.process.stdout is not None
+        stdout = self.process.stdout
+        leader_exit = asyncio.ensure_future(exited(self.process))
+        read: asyncio.Future[bytes] | None = None
+        try:
+            while True:
+                read = asyncio.ensure_future(stdout.readline())
+                await asyncio.wait({read, leader_exit}, return_when=asyncio.FIRST_COMPLETED)
+                if not read.done():
+                    # Exited: what it wrote is already in the pipe, so this is quick.
+                    try:
+                        await asyncio.wait_for(asyncio.shield(read), DRAIN_AFTER_EXIT_S)
+                    except TimeoutError:
+                        return
+                raw = read.result()
+                read = None
+                if not raw:
+                    return
+                yield raw.decode("utf-8", "replace").rstrip("\r\n")
+        finally:
+            if read is not None and not read.done():
+                read.cancel()
+            if not leader_exit.done():
+                leader_exit.cancel()
+
+    @property
+    def returncode(self) -> int:
+        """The exit code; read it once the block is left (the process is reaped by then)."""
+        code = self.process.returncode
+        return -1 if code is None else code
+
+    @property
+    def stderr_tail(self) -> str:
+        return self._stderr.decode("utf-8", "replace")
+
+    async def _drain_stderr(self) -> None:
+        assert self.process.stderr is not None
+        while chunk := await self.process.stderr.read(65536):
+            self._stderr += chunk
+            if len(self._stderr) > STDERR_KEEP:
+                del self._stderr[: len(self._stderr) - STDERR_KEEP]
+
+
+@contextlib.asynccontextmanager
+async def cli_process(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]
+) -> AsyncIterator[CliProcess]:
+    """Start ``argv`` (no shell) with stdin at /dev/null; the group never outlives the block."""
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        limit=LINE_LIMIT,
+    )
+    cli = CliProcess(process)
+    cli._stderr_task = asyncio.create_task(cli._drain_stderr())
+    try:
+        yield cli
+    except BaseException:
+        await terminate_group(process)
+        raise
+    else:
+        # Left normally (the stream ended): let the CLI finish writing its
+        # transcript and exit on its own before anything is signalled.
+        try:
+            await asyncio.wait_for(exited(process), EXIT_WAIT_S)
+        except TimeoutError:
+            await terminate_group(process)
+    finally:
+        # The leader may be gone while its children live on: sweep the group,
+        # and see them gone before the run is reported over.
+        if _signal_group(process.pid, signal.SIGKILL):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_group_gone(process.pid, process), SWEEP_WAIT_S)
+        if cli._stderr_task is not None and not cli._stderr_task.done():
+            # Whatever still writes to the pipe was just killed: read what is left.
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(cli._stderr_task), 1.0)
+            cli._stderr_task.cancel()
+
+
+async def exited(process: asyncio.subprocess.Process) -> int:
+    """The exit code, once the process has exited.
+
+    Not ``process.wait()``: before Python 3.12 that also waits for every pipe
+    to close, and a child the CLI left behind may keep them open.
+    """
+    while True:  # polled: the child watcher records the exit code, nothing more
+        if process.returncode is not None:
+            return process.returncode
+        await asyncio.sleep(0.02)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Signal a process group; False once it has no members left."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a member changed owner
+        return True
+    return True
+
+
+async def terminate_group(process: asyncio.subprocess.Process, grace: float | None = None) -> None:
+    """SIGTERM the process group, SIGKILL it after ``grace`` seconds, reap the leader.
+
+    Runs to the end even when the calling task is cancelled again meanwhile:
+    a second cancel only cuts the grace period short.
+    """
+    grace = KILL_GRACE_S if grace is None else grace
+    pgid = process.pid  # a session leader's pgid is its pid
+    if not _signal_group(pgid, signal.SIGTERM):
+        await exited(process)
+        return
+    cancelled = False
+    try:
+        await asyncio.wait_for(_group_gone(pgid, process), grace)
+    except TimeoutError:
+        pass
+    except asyncio.CancelledError:
+        cancelled = True
+    _signal_group(pgid, signal.SIGKILL)
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.shield(exited(process))
+    if cancelled:
+        raise asyncio.CancelledError
+
+
+async def _group_gone(pgid: int, process: asyncio.subprocess.Process) -> None:
+    """Return once the leader is reaped and no member of the group is left."""
+    await exited(process)
+    while True:  # polled: nothing notifies us when a grandchild exits
+        if not _group_has_live_members(pgid):
+            return
+        await asyncio.sleep(0.05)
+
+
+def _group_has_live_members(pgid: int) -> bool:
+    """Any member of the group not yet a zombie (zombies are only waiting for a reaper)."""
+    if not _signal_group(pgid, 0):
+        return False
+    proc = Path("/proc")
+    if not proc.is_dir():  # pragma: no cover - not Linux: trust the signal
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the command name (in parentheses): state ppid pgrp ...
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False

@@ -1,0 +1,275 @@
+"""Claude Code transcripts: ``~/.claude/projects/<munged-cwd>/<sessionId>.jsonl``.
+
+Stdlib only (worker processes import it). :class:`ClaudeState` is the running
+parse state of one file; it round-trips through JSON so an appended file is
+read from its last offset without re-reading the start.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from core.sources.common import SessionFacts, as_int, iso_to_us, one_line_title
+
+SOURCE = "claude-code"
+AGENT_ID = "claude-code"
+CONTEXT_LIMIT = 200_000
+LONG_CONTEXT_LIMIT = 1_000_000  # models run with the 1M-token beta report more than 200k in use
+
+KNOWN_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "summary",
+        "custom-title",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+        "permission-mode",
+        "last-prompt",
+        "agent-name",
+    }
+)
+
+# Message roles, as plain strings so this module stays free of pydantic.
+USER, ASSISTANT, TOOL, SYSTEM = "user", "assistant", "tool", "system"
+
+# What a user line carries that is not a prompt a person typed.
+_NOISE_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "Caveat: The messages below",
+    "[Request interrupted",
+)
+_NOISE_WORDS = frozenset({"warmup"})
+_CONTEXT_BLOCKS = re.compile(
+    r"<(ide_selection|ide_opened_file|ide_diagnostics|system-reminder)>.*?</\1>", re.S
+)
+_RECENT_IDS = 64  # de-duplication window of message ids (one response spans a few lines)
+
+
+def user_role(line: dict[str, Any]) -> str | None:
+    """The role a ``user`` line plays: a prompt, tool results, a compact summary, or noise."""
+    if line.get("isMeta"):
+        return None
+    if line.get("isCompactSummary"):
+        return SYSTEM
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return USER
+    if isinstance(content, list) and content:
+        if all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return TOOL
+        return USER
+    return None
+
+
+def role_of(line: dict[str, Any]) -> str | None:
+    """The message role a line becomes in a preview, or None when it is not a message."""
+    kind = line.get("type")
+    if kind == "user":
+        return user_role(line)
+    if kind == "assistant":
+        message = line.get("message")
+        return ASSISTANT if isinstance(message, dict) and _visible(message.get("content")) else None
+    if kind == "system" and line.get("subtype") == "compact_boundary":
+        return SYSTEM
+    return None
+
+
+def _visible(content: Any) -> bool:
+    """Whether an assistant line shows anything: text or a tool call (not thinking alone)."""
+    if isinstance(content, str):
+        return bool(content)
+    if isinstance(content, list):
+        return any(isinstance(b, dict) and b.get("type") in ("text", "tool_use") for b in content)
+    return False
+
+
+def user_text(line: dict[str, Any]) -> str:
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def real_prompt(text: str) -> str | None:
+    """The text of a prompt a person typed, or None for commands, caveats and warmups."""
+    cleaned = _CONTEXT_BLOCKS.sub("", text).strip()
+    if not cleaned or cleaned.startswith(_NOISE_PREFIXES):
+        return None
+    if cleaned.lower() in _NOISE_WORDS:
+        return None
+    return cleaned
+
+
+def usage_total(usage: dict[str, Any]) -> int:
+    return (
+        as_int(usage.get("input_tokens"))
+        + as_int(usage.get("cache_creation_input_tokens"))
+        + as_int(usage.get("cache_read_input_tokens"))
+        + as_int(usage.get("output_tokens"))
+    )
+
+
+@dataclass
+class ClaudeState:
+    """Running facts of one Claude Code transcript (JSON-serialisable)."""
+
+    sidechain_file: bool = False
+    session_id: str | None = None
+    agent_id: str | None = None
+    cwd: str | None = None
+    branch: str | None = None
+    custom_title: str | None = None
+    summary: str | None = None
+    prompt_title: str | None = None
+    noise_title: str | None = None
+    assistant_title: str | None = None
+    first_ts: str | None = None
+    last_ts: str | None = None
+    turns: int = 0
+    messages: int = 0
+    tokens: int = 0
+    context_tokens: int = 0
+    compactions: int = 0
+    recent: list[list[Any]] = field(default_factory=list)  # [[message.id, usage total], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ClaudeState:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+    def feed(self, line: dict[str, Any]) -> bool:
+        """Take one decoded line into account; False for a line type we do not know."""
+        kind = line.get("type")
+        if kind not in KNOWN_TYPES:
+            return False
+        ts = line.get("timestamp")
+        if isinstance(ts, str):
+            if self.first_ts is None:
+                self.first_ts = ts
+            self.last_ts = ts
+        if kind == "summary":
+            if isinstance(line.get("summary"), str) and line["summary"].strip():
+                self.summary = line["summary"]
+            return True
+        if kind == "custom-title":
+            title = line.get("customTitle", line.get("title"))
+            if isinstance(title, str) and title.strip():
+                self.custom_title = title
+            return True
+        if kind not in ("user", "assistant", "system"):
+            return True
+        self._envelope(line)
+        if kind == "assistant" and isinstance(line.get("message"), dict):
+            self._assistant(line)  # usage counts even for a line with thinking only
+        role = role_of(line)
+        if role is None:
+            return True
+        self.messages += 1
+        if role == USER:
+            self.turns += 1
+            if self.prompt_title is None:
+                text = user_text(line)
+                prompt = real_prompt(text)
+                if prompt is not None:
+                    self.prompt_title = one_line_title(prompt)
+                elif self.noise_title is None and text.strip():
+                    self.noise_title = one_line_title(text)
+        elif kind == "system":
+            self.compactions += 1
+        return True
+
+    def _envelope(self, line: dict[str, Any]) -> None:
+        if self.session_id is None and isinstance(line.get("sessionId"), str):
+            self.session_id = line["sessionId"]
+        if self.agent_id is None and isinstance(line.get("agentId"), str):
+            self.agent_id = line["agentId"]
+        if self.cwd is None and isinstance(line.get("cwd"), str) and line["cwd"]:
+            self.cwd = line["cwd"]
+        branch = line.get("gitBranch")
+        if isinstance(branch, str) and branch:
+            self.branch = branch
+
+    def _assistant(self, line: dict[str, Any]) -> None:
+        message = line["message"]
+        if self.assistant_title is None:
+            for block in message.get("content") or ():
+                if isinstance(block, dict) and block.get("type") == "text" and block.get("text"):
+                    self.assistant_title = one_line_title(str(block["text"]))
+                    break
+        usage = message.get("usage")
+        if not isinstance(usage, dict) or message.get("model") == "<synthetic>":
+            return
+        total = usage_total(usage)
+        msg_id = message.get("id")
+        if isinstance(msg_id, str):
+            # One API response is written as one line per content block, each
+            # repeating the usage: count each message.id once (its latest line).
+            for entry in self.recent:
+                if entry[0] == msg_id:
+                    self.tokens += total - int(entry[1])
+                    entry[1] = total
+                    break
+            else:
+                self.tokens += total
+                self.recent.append([msg_id, total])
+                if len(self.recent) > _RECENT_IDS:
+                    del self.recent[0]
+        else:
+            self.tokens += total
+        if line.get("isSidechain") and not self.sidechain_file:
+            return  # a sidechain inside a main transcript does not fill the main context
+        if total:
+            self.context_tokens = total
+
+    def facts(
+        self, conversation_id: str, parent_id: str | None, description: str | None
+    ) -> SessionFacts | None:
+        """The session this file describes, or None when it holds no conversation."""
+        if self.messages == 0:
+            return None
+        strong = self.custom_title or self.summary or description
+        title = strong or self.prompt_title or self.noise_title or self.assistant_title or ""
+        created = iso_to_us(self.first_ts) or 0
+        last = iso_to_us(self.last_ts) or created
+        limit = CONTEXT_LIMIT if self.context_tokens <= CONTEXT_LIMIT else LONG_CONTEXT_LIMIT
+        return SessionFacts(
+            conversation_id=conversation_id,
+            source=SOURCE,
+            agent_id=AGENT_ID,
+            cwd=self.cwd or "",
+            git_branch=self.branch,
+            title=one_line_title(title),
+            strong_title=bool(strong),
+            parent_id=parent_id,
+            created_us=created,
+            last_us=last,
+            turns=self.turns,
+            messages=self.messages,
+            tokens=self.tokens,
+            context_tokens=self.context_tokens,
+            context_limit=limit,
+            compactions=self.compactions,
+        )

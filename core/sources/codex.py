@@ -1,0 +1,205 @@
+"""Codex CLI rollouts: ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl``.
+
+Stdlib only (worker processes import it). Every line is ``{timestamp, type,
+payload}``. The context meter is the latest ``last_token_usage.input_tokens``
+against ``model_context_window``; ``total_token_usage`` is cumulative over all
+requests and only feeds the session's token total.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from core.sources.common import SessionFacts, as_int, iso_to_us, one_line_title
+
+SOURCE = "codex"
+AGENT_ID = "codex"
+
+KNOWN_TYPES = frozenset({"session_meta", "response_item", "turn_context", "compacted", "event_msg"})
+USER, ASSISTANT, TOOL, SYSTEM = "user", "assistant", "tool", "system"
+
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+_REQUEST_MARK = "## My request for Codex:"
+
+
+def is_injected(text: str) -> bool:
+    """Context Codex adds as ``user`` items (instructions, environment, AGENTS.md)."""
+    head = text.lstrip()
+    return head.startswith(("<", "# AGENTS.md")) or not head
+
+
+def user_item_text(payload: dict[str, Any]) -> str | None:
+    """A person's prompt carried by a ``user`` response item, else None.
+
+    Interactive rollouts repeat each prompt as ``event_msg/user_message``;
+    ``codex exec`` rollouts carry it only as this item.
+    """
+    if payload.get("type") != "message" or payload.get("role") != "user":
+        return None
+    content = payload.get("content")
+    parts = content if isinstance(content, list) else []
+    text = "".join(str(b.get("text", "")) for b in parts if isinstance(b, dict) and "text" in b)
+    return None if is_injected(text) else text
+
+
+def role_of(line: dict[str, Any]) -> str | None:
+    """The message role a line becomes in a preview, or None when it is not a message.
+
+    A person's prompts come from ``event_msg/user_message`` or from ``user``
+    response items that are not injected context (the preview drops the echo
+    when both carry the same prompt).
+    """
+    kind = line.get("type")
+    payload = line.get("payload")
+    if not isinstance(payload, dict):
+        return SYSTEM if kind == "compacted" else None
+    sub = payload.get("type")
+    if kind == "response_item":
+        if sub == "message":
+            if payload.get("role") == "assistant":
+                return ASSISTANT
+            return USER if user_item_text(payload) is not None else None
+        if sub in _CALLS:
+            return ASSISTANT
+        if sub in _OUTPUTS:
+            return TOOL
+        return None
+    if kind == "event_msg":
+        return USER if sub == "user_message" else None
+    if kind == "compacted":
+        return SYSTEM
+    return None
+
+
+def prompt_title(message: str) -> str:
+    """Codex wraps mentioned files around the request; the title is the request."""
+    if _REQUEST_MARK in message:
+        message = message.split(_REQUEST_MARK, 1)[1]
+    return one_line_title(message)
+
+
+@dataclass
+class CodexState:
+    """Running facts of one rollout (JSON-serialisable)."""
+
+    session_id: str | None = None
+    cwd: str | None = None
+    branch: str | None = None
+    cli_version: str | None = None
+    model: str | None = None
+    title: str | None = None
+    created_ts: str | None = None
+    first_ts: str | None = None
+    last_ts: str | None = None
+    turns: int = 0
+    item_turns: int = 0  # prompts seen only as user response items (codex exec)
+    item_title: str | None = None
+    messages: int = 0
+    tokens: int = 0
+    context_tokens: int = 0
+    context_limit: int = 0
+    compactions: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CodexState:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+    def feed(self, line: dict[str, Any]) -> bool:
+        """Take one decoded line into account; False for a line type we do not know."""
+        kind = line.get("type")
+        if kind not in KNOWN_TYPES:
+            return False
+        ts = line.get("timestamp")
+        if isinstance(ts, str):
+            if self.first_ts is None:
+                self.first_ts = ts
+            self.last_ts = ts
+        payload = line.get("payload")
+        payload = payload if isinstance(payload, dict) else {}
+        if kind == "session_meta":
+            self._meta(payload)
+        elif kind == "turn_context":
+            if isinstance(payload.get("model"), str):
+                self.model = payload["model"]
+            if self.cwd is None and isinstance(payload.get("cwd"), str):
+                self.cwd = payload["cwd"]
+        elif kind == "compacted":
+            self.compactions += 1
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            self._tokens(payload.get("info"))
+        role = role_of(line)
+        if role is None:
+            return True
+        if kind == "response_item" and role == USER:
+            # Counted apart: interactive rollouts also log it as user_message.
+            text = user_item_text(payload) or ""
+            self.item_turns += 1
+            if self.item_title is None:
+                self.item_title = prompt_title(text)
+            return True
+        self.messages += 1
+        if role == USER:
+            self.turns += 1
+            message = payload.get("message")
+            if self.title is None and isinstance(message, str) and message.strip():
+                self.title = prompt_title(message)
+        return True
+
+    def _meta(self, payload: dict[str, Any]) -> None:
+        if self.session_id is not None:
+            return  # a forked rollout repeats its parent's meta after its own
+        if isinstance(payload.get("id"), str):
+            self.session_id = payload["id"]
+        if isinstance(payload.get("cwd"), str):
+            self.cwd = payload["cwd"]
+        if isinstance(payload.get("cli_version"), str):
+            self.cli_version = payload["cli_version"]
+        if isinstance(payload.get("timestamp"), str):
+            self.created_ts = payload["timestamp"]
+        git = payload.get("git")
+        if isinstance(git, dict) and isinstance(git.get("branch"), str) and git["branch"]:
+            self.branch = git["branch"]
+
+    def _tokens(self, info: Any) -> None:
+        if not isinstance(info, dict):
+            return  # ``info`` is null before the first response
+        total = info.get("total_token_usage")
+        if isinstance(total, dict):
+            self.tokens = as_int(total.get("total_tokens"))
+        last = info.get("last_token_usage")
+        if isinstance(last, dict):
+            self.context_tokens = as_int(last.get("input_tokens"))
+        window = as_int(info.get("model_context_window"))
+        if window:
+            self.context_limit = window
+
+    def facts(self, fallback_id: str) -> SessionFacts | None:
+        """The session this rollout describes, or None when it holds nothing yet."""
+        if self.session_id is None and self.messages + self.item_turns == 0:
+            return None
+        created = iso_to_us(self.created_ts) or iso_to_us(self.first_ts) or 0
+        last = iso_to_us(self.last_ts) or created
+        return SessionFacts(
+            conversation_id=self.session_id or fallback_id,
+            source=SOURCE,
+            agent_id=AGENT_ID,
+            cwd=self.cwd or "",
+            git_branch=self.branch,
+            title=self.title or self.item_title or "",
+            strong_title=False,
+            parent_id=None,
+            created_us=min(created, last),
+            last_us=max(created, last),
+            # Prompts come from user_message events when the rollout has them.
+            turns=self.turns or self.item_turns,
+            messages=self.messages + (0 if self.turns else self.item_turns),
+            tokens=self.tokens,
+            context_tokens=self.context_tokens,
+            context_limit=self.context_limit,
+            compactions=self.compactions,
+        )

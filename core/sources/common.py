@@ -1,0 +1,61 @@
+"""What both importers produce: the facts of one session, plus small helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+TITLE_CHARS = 80
+MAX_PREVIEW_CHARS = 32 * 1024
+"""A previewed message's text is cut here (tool outputs can be megabytes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFacts:
+    """What an importer learned about one conversation from its transcript."""
+
+    conversation_id: str
+    source: str  # "claude-code" | "codex"
+    agent_id: str
+    cwd: str
+    git_branch: str | None
+    title: str
+    strong_title: bool  # from a summary / custom title / sub-agent description
+    parent_id: str | None
+    created_us: int
+    last_us: int
+    turns: int
+    messages: int
+    tokens: int
+    context_tokens: int
+    context_limit: int
+    compactions: int
+
+
+def iso_to_us(value: object) -> int | None:
+    """``2025-07-14T22:59:30.699Z`` -> microseconds since the epoch (None if unreadable)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return int(moment.timestamp() * 1_000_000)
+
+
+def one_line_title(text: str) -> str:
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
+
+
+def clip(text: str, limit: int = MAX_PREVIEW_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters]"
+
+
+def as_int(value: Any) -> int:
+    return value if type(value) is int else 0

@@ -1,0 +1,335 @@
+"""The incremental import: stat every transcript, read only what changed, commit in batches.
+
+1. Discover files (scandir only) and sort them newest first.
+2. Compare ``(size, mtime_ns)`` with the index: unchanged files are not opened.
+3. Changed files are read from their saved offset (appended) or from 0
+   (new, truncated, or rewritten: the worker checks a hash of the first 4 KiB).
+4. Files are parsed in batches, in worker processes when there is enough to
+   read; each batch is committed in one transaction in this process, newest
+   files first, so a front end listing sessions sees the newest rows early.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from core.sources import files as discovery
+from core.sources.report import FileSkips, ImportProgress, ImportReport, UnreadableFile
+from core.sources.worker import FileResult, FileTask, parse_batch
+from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store
+
+FIRST_BATCH_FILES, FIRST_BATCH_BYTES = 24, 4 * 1024 * 1024
+BATCH_FILES, BATCH_BYTES = 256, 24 * 1024 * 1024
+POOL_THRESHOLD_BYTES = 32 * 1024 * 1024
+"""Below this much to read, parsing in a thread beats starting worker processes."""
+MAX_WORKERS = 4
+SKIPS_IN_REPORT = 200
+
+ProgressCallback = Callable[[ImportProgress], None]
+
+
+def _discover(claude_dir: Path, codex_dir: Path) -> discovery.Discovery:
+    found = discovery.Discovery()
+    discovery.discover_claude(claude_dir, found)
+    discovery.discover_codex(codex_dir, found)
+    found.files.sort(key=lambda f: (f.mtime_ns, f.path), reverse=True)
+    return found
+
+
+def _batches(tasks: list[FileTask]) -> Iterator[list[FileTask]]:
+    """Small first batch (the first rows appear fast), then bigger ones."""
+    batch: list[FileTask] = []
+    size = 0
+    limit_files, limit_bytes = FIRST_BATCH_FILES, FIRST_BATCH_BYTES
+    for task in tasks:
+        batch.append(task)
+        size += max(0, task.size - task.start)
+        if len(batch) >= limit_files or size >= limit_bytes:
+            yield batch
+            batch, size = [], 0
+            limit_files, limit_bytes = BATCH_FILES, BATCH_BYTES
+    if batch:
+        yield batch
+
+
+def _worker_count(requested: int | None, to_read: int) -> int:
+    if requested is not None:
+        return max(0, requested)
+    cores = os.cpu_count() or 1
+    if cores < 2 or to_read < POOL_THRESHOLD_BYTES:
+        return 0
+    return min(cores, MAX_WORKERS)
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # Not fork: the front end runs threads (aiosqlite, Textual) that a fork would copy mid-lock.
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+class _Run:
+    """The running totals of one import and the batch commit."""
+
+    def __init__(self, store: Store, progress: ProgressCallback | None, t0: float) -> None:
+        self.store = store
+        self.progress = progress
+        self.t0 = t0
+        self.claimed: set[str] = set()  # conversation ids written by a newer file this run
+        self.first_batch_s: float | None = None
+        self.files_done = self.bytes_done = self.bytes_total = self.files_total = 0
+        self.counts = dict.fromkeys(
+            (
+                "files_read",
+                "files_rewritten",
+                "files_without_session",
+                "bytes_read",
+                "head_bytes_read",
+                "sessions_added",
+                "sessions_updated",
+                "sessions_skipped_dismissed",
+                "sessions_skipped_busy",
+                "malformed_lines",
+                "unknown_lines",
+                "oversized_lines",
+            ),
+            0,
+        )
+        self.unreadable: list[UnreadableFile] = []
+
+    def _update(self, r: FileResult) -> SourceFileUpdate:
+        if r.error is not None:
+            self.unreadable.append(UnreadableFile(path=r.path, reason=r.error))
+            return SourceFileUpdate(r.path, r.source, r.size, r.mtime_ns, error=r.error)
+        c = self.counts
+        c["files_read"] += 1
+        c["files_rewritten"] += r.restarted
+        c["bytes_read"] += r.bytes_read
+        c["head_bytes_read"] += r.head_bytes_read
+        c["malformed_lines"] += r.new_malformed
+        c["unknown_lines"] += r.new_unknown
+        c["oversized_lines"] += r.new_oversized
+        session = None
+        write = True
+        if r.facts is None:
+            c["files_without_session"] += 1
+        else:
+            f = r.facts
+            session = ImportedSession(
+                conversation_id=f.conversation_id,
+                source=f.source,
+                agent_id=f.agent_id,
+                cwd=f.cwd,
+                git_branch=f.git_branch,
+                title=f.title,
+                strong_title=f.strong_title,
+                parent_id=f.parent_id,
+                created_us=f.created_us or r.mtime_ns // 1000,
+                last_us=f.last_us or r.mtime_ns // 1000,
+                turns=f.turns,
+                messages=f.messages,
+                tokens=f.tokens,
+                bytes=r.size,
+                context_tokens=f.context_tokens,
+                context_limit=f.context_limit,
+                compactions=f.compactions,
+            )
+            write = f.conversation_id not in self.claimed
+            self.claimed.add(f.conversation_id)
+        return SourceFileUpdate(
+            path=r.path,
+            source=r.source,
+            size=r.size,
+            mtime_ns=r.mtime_ns,
+            offset=r.offset,
+            head_len=r.head_len,
+            head_hash=r.head_hash,
+            state_json=json.dumps(r.state, separators=(",", ":")),
+            malformed=r.malformed,
+            unknown=r.unknown,
+            oversized=r.oversized,
+            facts=session,
+            write_session=write,
+        )
+
+    async def commit(self, results: list[FileResult]) -> None:
+        updates = [self._update(r) for r in results]
+        now_us = int(time.time() * 1_000_000)
+        done = await self.store.apply_import(updates, now_us)
+        if self.first_batch_s is None:
+            self.first_batch_s = time.perf_counter() - self.t0
+        c = self.counts
+        c["sessions_added"] += done.added
+        c["sessions_updated"] += done.updated
+        c["sessions_skipped_dismissed"] += done.skipped_dismissed
+        c["sessions_skipped_busy"] += done.skipped_busy
+        self.files_done += len(results)
+        self.bytes_done += sum(r.bytes_read for r in results)
+        self.report("reading")
+
+    def report(self, phase: Literal["scanning", "reading", "done"]) -> None:
+        if self.progress is None:
+            return
+        self.progress(
+            ImportProgress(
+                phase=phase,
+                files_total=self.files_total,
+                files_done=self.files_done,
+                bytes_total=self.bytes_total,
+                bytes_done=self.bytes_done,
+                sessions_added=self.counts["sessions_added"],
+                sessions_updated=self.counts["sessions_updated"],
+            )
+        )
+
+
+def _plan(
+    found: discovery.Discovery,
+    known: dict[str, tuple[int, int]],
+    rows: dict[str, SourceFileRow],
+) -> list[FileTask]:
+    tasks = []
+    for f in found.files:
+        if known.get(f.path) == (f.size, f.mtime_ns):
+            continue
+        row = rows.get(f.path)
+        base = FileTask(
+            f.path,
+            f.source,
+            f.size,
+            f.mtime_ns,
+            f.id_hint,
+            subagent=f.subagent,
+            parent_hint=f.parent_hint,
+            meta_path=f.meta_path,
+        )
+        if row is not None and row.state and f.size >= row.offset:
+            base = replace(
+                base,
+                start=row.offset,
+                head_len=row.head_len,
+                head_hash=row.head_hash,
+                state=row.state,
+                counts=row.counts,
+            )
+        elif row is not None and row.state:
+            base = replace(base, reread=True)
+        tasks.append(base)
+    return tasks
+
+
+async def import_sources(
+    store: Store,
+    claude_dir: Path | None = None,
+    codex_dir: Path | None = None,
+    progress: ProgressCallback | None = None,
+    *,
+    workers: int | None = None,
+) -> ImportReport:
+    """Bring the index up to date with the agents' folders; see the module docstring."""
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    claude_root = discovery.claude_root(claude_dir)
+    codex_root = discovery.codex_root(codex_dir)
+    found = await asyncio.to_thread(_discover, claude_root, codex_root)
+    known = await store.source_file_stats()
+    changed = [f.path for f in found.files if known.get(f.path) != (f.size, f.mtime_ns)]
+    rows = await store.source_file_rows([p for p in changed if p in known]) if changed else {}
+    tasks = _plan(found, known, rows)
+    run = _Run(store, progress, t0)
+    run.unreadable = [UnreadableFile(path=p, reason=r) for p, r in found.unreadable]
+    run.files_total = len(tasks)
+    run.bytes_total = sum(max(0, t.size - t.start) for t in tasks)
+    run.report("scanning")
+    count = _worker_count(workers, run.bytes_total)
+    batches = list(_batches(tasks))
+    if count == 0 or len(batches) < 2:
+        count = 0
+        for batch in batches:
+            await run.commit(await asyncio.to_thread(parse_batch, batch))
+    else:
+        count = await _parse_in_pool(run, batches, count)
+    total, problems = await store.source_file_problems(SKIPS_IN_REPORT)
+    report = ImportReport(
+        started_at=started,
+        duration_s=time.perf_counter() - t0,
+        first_batch_s=run.first_batch_s,
+        roots={"claude-code": str(claude_root), "codex": str(codex_root)},
+        workers=count,
+        files_seen=len(found.files),
+        files_skipped_unchanged=len(found.files) - len(tasks),
+        unreadable=run.unreadable,
+        files_with_skips=[
+            FileSkips(
+                path=p.path,
+                source=p.source,
+                malformed_lines=p.malformed,
+                unknown_lines=p.unknown,
+                oversized_lines=p.oversized,
+                error=p.error,
+            )
+            for p in problems
+        ],
+        files_with_skips_total=total,
+        **run.counts,
+    )
+    await store.save_import_report(int(time.time() * 1_000_000), report.model_dump_json())
+    run.report("done")
+    return report
+
+
+async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -> int:
+    """The first batch parses in a thread while the workers start; the rest in the pool.
+
+    Results are committed in submission order, so rows appear newest first. If
+    the pool breaks (a worker killed, or a ``__main__`` without an import guard
+    that the workers cannot load), the remaining batches parse in a thread.
+    Returns the number of worker processes that did the work (0 after a fallback).
+    """
+    loop = asyncio.get_running_loop()
+    pool = ProcessPoolExecutor(count, mp_context=_pool_context())
+    pending: deque[tuple[list[FileTask], asyncio.Future[list[FileResult]]]] = deque()
+    rest = deque(batches[1:])
+    broken = False
+
+    def submit() -> None:
+        if rest and not broken:
+            batch = rest.popleft()
+            pending.append((batch, loop.run_in_executor(pool, parse_batch, batch)))
+
+    try:
+        try:
+            for _ in range(count * 2):
+                submit()
+        except (BrokenProcessPool, OSError, RuntimeError):
+            broken = True
+        await run.commit(await asyncio.to_thread(parse_batch, batches[0]))
+        while pending:
+            batch, future = pending.popleft()
+            try:
+                results = await future
+                submit()
+            except (BrokenProcessPool, OSError, RuntimeError):
+                broken = True
+                results = await asyncio.to_thread(parse_batch, batch)
+            await run.commit(results)
+        for batch in rest:
+            await run.commit(await asyncio.to_thread(parse_batch, batch))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return 0 if broken else count
+
+
+def load_report(text: str | None) -> ImportReport | None:
+    return ImportReport.model_validate_json(text) if text else None

@@ -1,0 +1,82 @@
+"""What an import reports: to the CLI (JSON or a progress bar) and to the TUI."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class UnreadableFile(_Model):
+    """A file or folder that could not be read, and why (the OS's words)."""
+
+    path: str
+    reason: str
+
+
+class FileSkips(_Model):
+    """Lines of one file that were skipped (counts for the whole file)."""
+
+    path: str
+    source: str
+    malformed_lines: int = 0
+    unknown_lines: int = 0
+    oversized_lines: int = 0
+    error: str | None = None
+
+
+class ImportProgress(_Model):
+    """Sent to the progress callback after discovery and after every committed batch."""
+
+    phase: Literal["scanning", "reading", "done"]
+    files_total: int = 0  # files that need reading in this import
+    files_done: int = 0
+    bytes_total: int = 0
+    bytes_done: int = 0
+    sessions_added: int = 0
+    sessions_updated: int = 0
+
+
+class ImportReport(_Model):
+    """The outcome of one import; the last one is kept in the store."""
+
+    started_at: datetime
+    duration_s: float
+    first_batch_s: float | None = None  # until the first batch was committed (rows visible)
+    roots: dict[str, str] = {}
+    workers: int = 0  # worker processes used (0: parsed in a thread of this process)
+    files_seen: int = 0
+    files_read: int = 0
+    files_skipped_unchanged: int = 0
+    files_rewritten: int = 0  # known files whose start changed: read again from 0
+    files_without_session: int = 0  # empty, or no conversation in them (e.g. summary only)
+    bytes_read: int = 0  # transcript bytes parsed (plus ``head_bytes_read`` to check prefixes)
+    head_bytes_read: int = 0
+    sessions_added: int = 0
+    sessions_updated: int = 0
+    sessions_skipped_dismissed: int = 0
+    sessions_skipped_busy: int = 0  # delegate is running them right now
+    malformed_lines: int = 0  # found by this import
+    unknown_lines: int = 0
+    oversized_lines: int = 0
+    unreadable: list[UnreadableFile] = []
+    files_with_skips: list[FileSkips] = []  # every indexed file with skipped lines (capped)
+    files_with_skips_total: int = 0
+
+    @property
+    def problem_line(self) -> str | None:
+        """One line for a status bar when something needs a look, else None."""
+        if self.unreadable:
+            n = len(self.unreadable)
+            noun = "file" if n == 1 else "files"
+            return f"{n} {noun} unreadable — see `delegate import --report`"
+        if self.files_with_skips_total:
+            n = self.files_with_skips_total
+            noun = "file has" if n == 1 else "files have"
+            return f"{n} {noun} skipped lines — see `delegate import --report`"
+        return None

@@ -1,0 +1,146 @@
+"""Parse one transcript file from a byte offset: the unit of work of an import.
+
+Runs in worker processes, so it imports only the stdlib, orjson and the
+format modules, and takes and returns plain picklable dataclasses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.sources import claude, codex
+from core.sources.common import SessionFacts
+from core.sources.lines import BadLine, ForwardLines, loads
+
+HEAD_BYTES = 4096
+"""A file whose first (up to) 4 KiB changed was rewritten, not appended to."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileTask:
+    path: str
+    source: str
+    size: int
+    mtime_ns: int
+    id_hint: str
+    subagent: bool = False
+    parent_hint: str | None = None
+    meta_path: str | None = None
+    start: int = 0
+    head_len: int = 0
+    head_hash: str = ""
+    state: dict[str, Any] | None = None
+    counts: tuple[int, int, int] = (0, 0, 0)  # malformed, unknown, oversized so far
+    reread: bool = False  # a known file that shrank: read again from 0
+
+
+@dataclass(slots=True)
+class FileResult:
+    path: str
+    source: str
+    size: int
+    mtime_ns: int
+    offset: int = 0
+    head_len: int = 0
+    head_hash: str = ""
+    state: dict[str, Any] = field(default_factory=dict)
+    malformed: int = 0  # cumulative for the file, like the two below
+    unknown: int = 0
+    oversized: int = 0
+    new_malformed: int = 0  # found by this read
+    new_unknown: int = 0
+    new_oversized: int = 0
+    bytes_read: int = 0
+    head_bytes_read: int = 0
+    restarted: bool = False
+    error: str | None = None
+    facts: SessionFacts | None = None
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _description(meta_path: str | None) -> str | None:
+    if meta_path is None:
+        return None
+    try:
+        with open(meta_path, "rb") as f:
+            meta = json.loads(f.read(64 * 1024))
+    except (OSError, ValueError):
+        return None
+    text = meta.get("description") if isinstance(meta, dict) else None
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def _state(task: FileTask, *, fresh: bool) -> claude.ClaudeState | codex.CodexState:
+    saved = {} if fresh or task.state is None else task.state
+    if task.source == claude.SOURCE:
+        if fresh:
+            return claude.ClaudeState(sidechain_file=task.subagent)
+        return claude.ClaudeState.from_json(saved)
+    return codex.CodexState.from_json(saved)
+
+
+def parse_file(task: FileTask) -> FileResult:
+    """Read ``task.path`` from ``task.start`` (or from 0 when it was rewritten)."""
+    result = FileResult(task.path, task.source, task.size, task.mtime_ns)
+    try:
+        with open(task.path, "rb") as f:
+            restart = task.start == 0 or task.state is None
+            if not restart:
+                head = f.read(task.head_len)
+                result.head_bytes_read += len(head)
+                restart = len(head) < task.head_len or _digest(head) != task.head_hash
+            result.restarted = task.reread or (restart and task.state is not None)
+            state = _state(task, fresh=restart)
+            malformed, unknown, oversized = (0, 0, 0) if restart else task.counts
+            reader = ForwardLines(f, 0 if restart else task.start)
+            for _offset, raw in reader:
+                if raw is None:
+                    result.new_oversized += 1
+                    continue
+                if not raw.strip():
+                    continue
+                try:
+                    known = state.feed(loads(raw))
+                except BadLine:
+                    result.new_malformed += 1
+                    continue
+                except Exception:  # a shape we did not foresee must not stop the import
+                    result.new_malformed += 1
+                    continue
+                if not known:
+                    result.new_unknown += 1
+            result.offset = reader.end
+            result.bytes_read = reader.bytes_read
+            result.head_len = min(HEAD_BYTES, reader.end)
+            f.seek(0)
+            head = f.read(result.head_len)
+            result.head_bytes_read += len(head)
+            result.head_hash = _digest(head)
+    except OSError as exc:
+        result.error = exc.strerror or str(exc)
+        return result
+    result.malformed = malformed + result.new_malformed
+    result.unknown = unknown + result.new_unknown
+    result.oversized = oversized + result.new_oversized
+    result.state = state.to_json()
+    if isinstance(state, claude.ClaudeState):
+        if task.subagent:
+            cid = state.agent_id or task.id_hint
+            parent = state.session_id or task.parent_hint
+            result.facts = state.facts(cid, parent, _description(task.meta_path))
+        else:
+            result.facts = state.facts(task.id_hint, None, None)
+    else:
+        result.facts = state.facts(task.id_hint)
+    return result
+
+
+def parse_batch(tasks: list[FileTask]) -> list[FileResult]:
+    """Entry point of a worker process: one result per task, in order."""
+    return [parse_file(t) for t in tasks]

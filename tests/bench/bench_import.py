@@ -1,0 +1,245 @@
+"""Benchmark of the importers for issue 4 ("Performance").
+
+Builds the issue's corpus: every real *main* session file of
+``tests/fixtures/realdata`` (8 Claude Code sessions, 5 Codex rollouts) copied
+K times with its ids replaced (K=300: 3,900 files, about 1.6 GB), each copy
+with its own mtime. Then measures:
+
+- cold import into an empty store: time until the first batch is committed
+  (the first rows a front end can list) and until the whole corpus is indexed;
+- ``list_sessions`` first page (limit 50) right after, and the store's size;
+- warm re-scan with nothing changed (target < 100 ms);
+- preview of the last 20 messages of a 100 MB Claude Code transcript
+  (target < 50 ms, reading < 2 MB of it).
+
+Usage::
+
+    uv run python tests/bench/bench_import.py                  # K=300
+    uv run python tests/bench/bench_import.py --copies 50
+    uv run python tests/bench/bench_import.py --smoke          # seconds, for CI
+    uv run python tests/bench/bench_import.py --work-dir DIR   # keep the corpus for reruns
+
+The corpus is written just before it is read, so "cold" means an empty store,
+not an empty page cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script: make `core` importable
+    sys.path.insert(0, str(ROOT))
+
+from core.orchestrator import AgentOrchestrator  # noqa: E402
+from core.sources.preview import read_page  # noqa: E402
+
+REALDATA = ROOT / "tests" / "fixtures" / "realdata"
+BIG_SESSION = "b1600000-0000-4000-8000-000000000100"
+Out = Callable[[str], None]
+
+
+def _main_files() -> list[tuple[str, Path, str]]:
+    """(source, file, id) of every main session file: no sub-agents."""
+    found = []
+    for path in sorted((REALDATA / "claude" / "projects").glob("*/*.jsonl")):
+        if not path.name.startswith("agent-"):
+            found.append(("claude", path, path.stem))
+    for path in sorted((REALDATA / "codex" / "sessions").rglob("rollout-*.jsonl")):
+        found.append(("codex", path, path.stem[-36:]))
+    return found
+
+
+def build_corpus(root: Path, copies: int, out: Out) -> tuple[int, int]:
+    """Write (or reuse) the corpus under ``root``; returns (files, bytes)."""
+    stamp = root / "corpus.json"
+    if stamp.exists() and json.loads(stamp.read_text()) == {"copies": copies}:
+        files = [p for p in root.rglob("*.jsonl")]
+        size = sum(p.stat().st_size for p in files)
+        out(f"corpus: reusing {len(files):,} files, {size / 1e9:.2f} GB in {root}")
+        return len(files), size
+    shutil.rmtree(root, ignore_errors=True)
+    started = time.perf_counter()
+    originals = [(src, p, old, p.read_bytes()) for src, p, old in _main_files()]
+    base_ns = time.time_ns() - copies * len(originals) * 1_000_000_000
+    n = size = 0
+    for k in range(copies):
+        for source, path, old, data in originals:
+            new = str(uuid.UUID(int=(k << 64) | n | (1 << 127)))
+            if source == "claude":
+                target = root / "claude" / "projects" / path.parent.name / f"{new}.jsonl"
+            else:
+                target = root / "codex" / "sessions" / f"{k:04d}" / path.name.replace(old, new)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data.replace(old.encode(), new.encode()))
+            stamp_ns = base_ns + n * 1_000_000_000
+            os.utime(target, ns=(stamp_ns, stamp_ns))
+            n += 1
+            size += len(data)
+    stamp.write_text(json.dumps({"copies": copies}))
+    out(
+        f"corpus: built {n:,} files, {size / 1e9:.2f} GB in {time.perf_counter() - started:.1f} s"
+        f" ({len(originals)} real main sessions x {copies})"
+    )
+    return n, size
+
+
+def write_big_transcript(path: Path, size: int) -> int:
+    """A Claude Code transcript of about ``size`` bytes; returns its line count."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    filler = "lorem ipsum dolor sit amet " * 70
+    count = written = 0
+    with path.open("wb") as f:
+        while written < size:
+            kind = "user" if count % 2 == 0 else "assistant"
+            message: dict[str, object] = {"role": kind, "content": f"{kind} {count} {filler}"}
+            if kind == "assistant":
+                message = {
+                    "id": f"msg_{count}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": f"reply {count} {filler}"}],
+                    "usage": {
+                        "input_tokens": 3,
+                        "cache_read_input_tokens": 9000,
+                        "output_tokens": 80,
+                    },
+                }
+            line = {
+                "type": kind,
+                "sessionId": BIG_SESSION,
+                "uuid": f"u{count}",
+                "cwd": "/work/big",
+                "gitBranch": "main",
+                "timestamp": "2026-03-01T10:00:00.000Z",
+                "message": message,
+            }
+            data = json.dumps(line).encode() + b"\n"
+            f.write(data)
+            written += len(data)
+            count += 1
+    return count
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def _stats(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+    return f"p50 {_ms(statistics.median(ordered))} p95 {_ms(p95)} n {len(ordered)}"
+
+
+async def run(work: Path, copies: int, big_mb: int, rescans: int, out: Out) -> int:
+    out(f"machine: {os.cpu_count()} cores (nproc), Python {sys.version.split()[0]}")
+    files, size = build_corpus(work / "corpus", copies, out)
+    claude, codex = work / "corpus" / "claude", work / "corpus" / "codex"
+
+    data_dir = work / "store"
+    shutil.rmtree(data_dir, ignore_errors=True)
+    orch = await AgentOrchestrator.open(data_dir)
+    try:
+        started = time.perf_counter()
+        report = await orch.import_sources(claude, codex)
+        whole = time.perf_counter() - started
+        first = report.first_batch_s or whole
+        out(f"cold import, first batch committed (first rows visible): {_ms(first)} (target < 1 s)")
+        out(
+            f"cold import, whole corpus: {whole:.2f} s for {report.files_seen:,} files,"
+            f" {report.bytes_read / 1e9:.2f} GB, {report.sessions_added:,} sessions,"
+            f" {report.workers} worker processes (target < 8 s)"
+        )
+        if report.files_seen != files or report.bytes_read != size:
+            out(f"-> BAD: expected {files} files / {size} bytes")
+            return 1
+        samples = []
+        for _ in range(20):
+            t = time.perf_counter()
+            page = await orch.list_sessions(50)
+            samples.append(time.perf_counter() - t)
+        out(f"list_sessions first page (limit 50) after import: {_stats(samples)}")
+        total = await orch.count_sessions()
+        out(f"sessions reachable: {total:,}; store {orch.store.path.stat().st_size / 1e6:.1f} MB")
+        if len(page.sessions) != min(50, total):
+            out("-> BAD: first page incomplete")
+            return 1
+
+        samples = []
+        for _ in range(rescans):
+            t = time.perf_counter()
+            again = await orch.import_sources(claude, codex)
+            samples.append(time.perf_counter() - t)
+            if again.files_read or again.bytes_read:
+                out("-> BAD: an unchanged re-scan read files")
+                return 1
+        out(f"warm re-scan, nothing changed: {_stats(samples)} (target < 100 ms)")
+    finally:
+        await orch.close()
+
+    big_home = work / "big"
+    big = big_home / "claude" / "projects" / "-work-big" / f"{BIG_SESSION}.jsonl"
+    if not big.exists() or big.stat().st_size < big_mb * 1024 * 1024:
+        shutil.rmtree(big_home, ignore_errors=True)
+        write_big_transcript(big, big_mb * 1024 * 1024)
+    orch = await AgentOrchestrator.open(work / "big-store")
+    try:
+        await orch.import_sources(big_home / "claude", big_home / "no-codex")
+        samples = []
+        for _ in range(30):
+            t = time.perf_counter()
+            recent = await orch.recent_messages(BIG_SESSION, 20)
+            samples.append(time.perf_counter() - t)
+        assert len(recent.messages) == 20
+        page = read_page(str(big), "claude-code", BIG_SESSION, 20)
+        out(
+            f"preview last 20 of a {big.stat().st_size / 1e6:.0f} MB transcript: {_stats(samples)};"
+            f" read {page.bytes_read / 1024:.0f} KiB (targets < 50 ms, < 2 MB)"
+        )
+        if page.bytes_read >= 2 * 1024 * 1024:
+            out("-> BAD: the preview read 2 MB or more")
+            return 1
+        older = await orch.recent_messages(BIG_SESSION, 20, recent.next_cursor)
+        samples = []
+        for _ in range(30):
+            t = time.perf_counter()
+            await orch.recent_messages(BIG_SESSION, 20, older.next_cursor)
+            samples.append(time.perf_counter() - t)
+        out(f"preview, an older page of 20 via cursor: {_stats(samples)}")
+    finally:
+        await orch.close()
+    out("done")
+    return 0
+
+
+def main(argv: list[str] | None = None, out: Out = print) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--copies", type=int, default=300, help="copies of each file (300)")
+    parser.add_argument("--smoke", action="store_true", help="2 copies, 5 MB transcript")
+    parser.add_argument("--work-dir", type=Path, help="corpus and stores (default: a temp dir)")
+    parser.add_argument("--big-mb", type=int, default=100, help="size of the big transcript")
+    parser.add_argument("--rescans", type=int, default=10)
+    args = parser.parse_args(argv)
+    copies, big_mb, rescans = args.copies, args.big_mb, args.rescans
+    if args.smoke:
+        copies, big_mb, rescans = 2, 5, 3
+    if args.work_dir is not None:
+        args.work_dir.mkdir(parents=True, exist_ok=True)
+        return asyncio.run(run(args.work_dir, copies, big_mb, rescans, out))
+    with tempfile.TemporaryDirectory(prefix="delegate-import-bench-") as tmp:
+        return asyncio.run(run(Path(tmp), copies, big_mb, rescans, out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""The import benchmark runs end to end at smoke size (timings are not asserted)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+BENCH = Path(__file__).with_name("bench_import.py")
+
+FIGURES = [
+    "cold import, first batch committed",
+    "cold import, whole corpus",
+    "list_sessions first page (limit 50) after import",
+    "warm re-scan, nothing changed",
+    "preview last 20 of a 5 MB transcript",
+    "preview, an older page of 20 via cursor",
+]
+
+
+def _load_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_import", BENCH)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_smoke_benchmark_prints_every_figure(tmp_path: Path) -> None:
+    bench = _load_bench()
+    lines: list[str] = []
+
+    code = bench.main(["--smoke", "--work-dir", str(tmp_path / "bench")], out=lines.append)
+
+    text = "\n".join(lines)
+    assert code == 0, text
+    assert "corpus: built 26 files" in text  # 13 real main sessions x 2
+    for figure in FIGURES:
+        assert any(ln.startswith(figure) for ln in lines), f"missing {figure!r} in:\n{text}"
+    assert "-> BAD" not in text
+    assert "22 sessions" in text  # the zero-byte and summary-only copies make none
+
+    again: list[str] = []
+    assert bench.main(["--smoke", "--work-dir", str(tmp_path / "bench")], out=again.append) == 0
+    assert any(ln.startswith("corpus: reusing 26 files") for ln in again)

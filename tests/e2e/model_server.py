@@ -1,0 +1,334 @@
+"""A loopback model server for the end-to-end tests: three wire protocols, every request recorded.
+
+- Anthropic Messages API (``POST /v1/messages``, SSE when ``stream`` is true) for Claude Code;
+- OpenAI Responses API (``POST /v1/responses``, SSE) for Codex;
+- OpenAI Chat Completions (``POST /v1/chat/completions``, SSE) for ``openai_compat``.
+
+Replies are deterministic: ``"pong <n>"`` where ``n`` counts the conversation's messages
+the request carried, so a test can see the history grow. A prompt containing ``HANG``
+makes the server hold the reply until :meth:`ModelServer.stop` (cancellation tests).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+INPUT_TOKENS_PER_MESSAGE = 100  # fixed so the usage a test asserts does not drift
+OUTPUT_TOKENS = 7
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class ModelServer:
+    """Serves on 127.0.0.1 in a background thread; ``requests`` keeps every request seen."""
+
+    requests: list[Recorded] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _httpd: ThreadingHTTPServer | None = None
+
+    def start(self) -> ModelServer:
+        server = self
+
+        class Handler(_Handler):
+            owner = server
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def model_calls(self, path: str) -> list[Recorded]:
+        """Streaming model requests to ``path`` (probes and side requests left out)."""
+        return [
+            r
+            for r in self.requests
+            if r.method == "POST"
+            and r.path.split("?")[0] == path
+            and isinstance(r.body, dict)
+            and r.body.get("stream")
+        ]
+
+
+def conversation_length(path: str, body: dict[str, Any]) -> int:
+    """How many conversation messages (user/assistant turns) a model request carries."""
+    if path == "/v1/responses":
+        items = body.get("input") or []
+        return sum(
+            1
+            for i in items
+            if isinstance(i, dict)
+            and i.get("type", "message") == "message"
+            and i.get("role") in ("user", "assistant")
+        )
+    return sum(1 for m in body.get("messages") or [] if m.get("role") in ("user", "assistant"))
+
+
+def _text_of(body: dict[str, Any]) -> str:
+    return json.dumps(body.get("messages") or body.get("input") or [])
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: ModelServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+        pass
+
+    def _record(self) -> Any:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        self.owner.requests.append(
+            Recorded(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        )
+        return body
+
+    def _json(self, payload: Any, status: int = 200) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse_start(self) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def _event(self, name: str | None, payload: Any) -> None:
+        head = f"event: {name}\n" if name else ""
+        data = payload if isinstance(payload, str) else json.dumps(payload)
+        self.wfile.write(f"{head}data: {data}\n\n".encode())
+        self.wfile.flush()
+
+    def do_HEAD(self) -> None:
+        self._record()
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        self._record()
+        path = self.path.split("?")[0]
+        if path.endswith("/models"):
+            self._json({"object": "list", "data": [], "models": []})
+        else:
+            self._json({})
+
+    def do_POST(self) -> None:
+        body = self._record()
+        path = self.path.split("?")[0]
+        if not isinstance(body, dict):
+            self._json({"error": "expected a JSON object"}, 400)
+            return
+        if path == "/v1/messages/count_tokens":
+            self._json({"input_tokens": INPUT_TOKENS_PER_MESSAGE})
+            return
+        n = conversation_length(path, body)
+        if "HANG" in _text_of(body):
+            self.owner._stop.wait(120)
+            return
+        reply = f"pong {n}"
+        input_tokens = INPUT_TOKENS_PER_MESSAGE * n
+        if path == "/v1/messages":
+            self._anthropic(body, reply, input_tokens)
+        elif path == "/v1/responses":
+            self._responses(body, reply, input_tokens)
+        elif path == "/v1/chat/completions":
+            self._chat(body, reply, input_tokens)
+        else:
+            self._json({})
+
+    # --- Anthropic Messages ---------------------------------------------
+
+    def _anthropic(self, body: dict[str, Any], reply: str, input_tokens: int) -> None:
+        msg_id = f"msg_{uuid.uuid4().hex[:24]}"
+        model = body.get("model", "claude-test")
+        if not body.get("stream"):
+            self._json(
+                {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [{"type": "text", "text": reply}],
+                    "stop_reason": "end_turn",
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": input_tokens, "output_tokens": OUTPUT_TOKENS},
+                }
+            )
+            return
+        self._sse_start()
+        self._event(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": input_tokens,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                        "output_tokens": 1,
+                    },
+                },
+            },
+        )
+        self._event(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        )
+        for chunk in (reply[:3], reply[3:]):
+            self._event(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": chunk},
+                },
+            )
+        self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        self._event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": OUTPUT_TOKENS},
+            },
+        )
+        self._event("message_stop", {"type": "message_stop"})
+
+    # --- OpenAI Responses -----------------------------------------------
+
+    def _responses(self, body: dict[str, Any], reply: str, input_tokens: int) -> None:
+        resp_id = f"resp_{uuid.uuid4().hex[:24]}"
+        item_id = f"msg_{uuid.uuid4().hex[:24]}"
+        model = body.get("model", "test-model")
+        self._sse_start()
+        base = {"id": resp_id, "object": "response", "model": model, "output": []}
+        self._event(
+            "response.created",
+            {"type": "response.created", "response": {**base, "status": "in_progress"}},
+        )
+        item = {
+            "type": "message",
+            "id": item_id,
+            "role": "assistant",
+            "status": "in_progress",
+            "content": [],
+        }
+        self._event(
+            "response.output_item.added",
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+        )
+        for chunk in (reply[:3], reply[3:]):
+            self._event(
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": item_id,
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": chunk,
+                },
+            )
+        done = {
+            **item,
+            "status": "completed",
+            "content": [{"type": "output_text", "text": reply, "annotations": []}],
+        }
+        self._event(
+            "response.output_item.done",
+            {"type": "response.output_item.done", "output_index": 0, "item": done},
+        )
+        usage = {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": OUTPUT_TOKENS,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input_tokens + OUTPUT_TOKENS,
+        }
+        self._event(
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {**base, "status": "completed", "output": [done], "usage": usage},
+            },
+        )
+
+    # --- OpenAI Chat Completions ----------------------------------------
+
+    def _chat(self, body: dict[str, Any], reply: str, input_tokens: int) -> None:
+        chat_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+        model = body.get("model", "test-model")
+        self._sse_start()
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {
+                "id": chat_id,
+                "object": "chat.completion.chunk",
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+
+        self._event(None, chunk({"role": "assistant", "content": ""}))
+        for part in (reply[:3], reply[3:]):
+            self._event(None, chunk({"content": part}))
+        self._event(None, chunk({}, "stop"))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            self._event(
+                None,
+                {
+                    "id": chat_id,
+                    "object": "chat.completion.chunk",
+                    "model": model,
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": input_tokens,
+                        "completion_tokens": OUTPUT_TOKENS,
+                        "total_tokens": input_tokens + OUTPUT_TOKENS,
+                    },
+                },
+            )
+        self._event(None, "[DONE]")

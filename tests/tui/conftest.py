@@ -1,0 +1,134 @@
+"""Fixtures of the TUI tests: snapshot folder, determinism, demo data, the app factory.
+
+Snapshots must look the same on every machine and every run, so:
+- every "3m ago" is measured against ``FIXED_NOW`` (demo data is anchored there too);
+- ids the orchestrator mints come from a counter instead of ``uuid4``;
+- the launch form defaults to ``/tmp`` (never the real cwd) and launches run there;
+- cursors do not blink;
+- SVG snapshots land in the top-level ``snapshots/<test module>/`` folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import shutil
+import types
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_textual_snapshot
+import textual._wait
+from textual.widgets import Input, TextArea
+from tui_support import (
+    DEMO_SESSIONS,
+    FIXED_NOW_US,
+    LAUNCH_CWD,
+    AppFactory,
+    fixed_clock,
+    write_config,
+)
+
+import core.orchestrator
+from core import demo
+from core.config import DB_FILENAME
+from core.store import Store
+from core.tokens import count_tokens
+from tui.app import DelegateApp, create_app
+
+REPO = Path(__file__).resolve().parents[2]
+SNAPSHOT_ROOT = REPO / "snapshots"
+
+
+class TopLevelSnapshots(pytest_textual_snapshot.SVGImageExtension):
+    """Each SVG under ``<repo>/snapshots/<test module name>/`` (not beside the tests)."""
+
+    @classmethod
+    def dirname(cls, *, test_location: Any) -> str:
+        return str(SNAPSHOT_ROOT / Path(test_location.filepath).stem)
+
+
+# The snap_compare fixture looks this name up when it is called.
+pytest_textual_snapshot.SVGImageExtension = TopLevelSnapshots  # type: ignore[misc]
+
+
+# --- determinism -------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cursors stay solid: a blink tick must never decide what a snapshot shows."""
+    monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
+    monkeypatch.setattr(TextArea, "_toggle_cursor_blink_visible", lambda self: None)
+
+
+@pytest.fixture(autouse=True)
+def _counted_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids the orchestrator mints (conversations, runs, messages) count up from a seed."""
+    counter = itertools.count(1)
+
+    def uuid4() -> uuid.UUID:
+        # The count leads, so short ids (the first 8 digits) differ: 00000001-7e57-...
+        n = next(counter)
+        return uuid.UUID(f"{n:08x}-7e57-4000-8000-{n:012x}")
+
+    # Only the orchestrator's name ``uuid`` is replaced, not the uuid module.
+    monkeypatch.setattr(core.orchestrator, "uuid", types.SimpleNamespace(uuid4=uuid4))
+
+
+@pytest.fixture(autouse=True)
+def _quick_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pilot waits for "idle" in 5 ms slices instead of 20 ms: the suite runs 3x faster.
+
+    Tests wait for what they need (workers, conditions) explicitly; the snapshot
+    module overrides this fixture and keeps Textual's own pacing.
+    """
+    monkeypatch.setattr(textual._wait, "SLEEP_GRANULARITY", 0.005)
+
+
+# --- data folders ------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with the 200 demo sessions, built once and copied per test."""
+    folder = tmp_path_factory.mktemp("demo-template")
+
+    async def fill() -> None:
+        store = await Store.open(folder / DB_FILENAME)
+        try:
+            await demo.fill(store, DEMO_SESSIONS, FIXED_NOW_US, count_tokens)
+        finally:
+            await store.close()
+
+    asyncio.run(fill())
+    return folder
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """A fresh data folder (no store yet) with the test agents configured."""
+    return write_config(tmp_path / "data")
+
+
+@pytest.fixture
+def demo_dir(tmp_path: Path, demo_template: Path) -> Path:
+    """A data folder holding the 200 demo sessions, with the test agents configured."""
+    folder = tmp_path / "demo"
+    shutil.copytree(demo_template, folder)
+    return write_config(folder)
+
+
+# --- the app -----------------------------------------------------------------
+
+
+@pytest.fixture
+def make_app() -> AppFactory:
+    """``make_app(data_dir, **kwargs)``: the real app on the fixed clock, launching in /tmp."""
+
+    def make(folder: Path, **kwargs: Any) -> DelegateApp:
+        return create_app(folder, clock=fixed_clock, launch_cwd=LAUNCH_CWD, **kwargs)
+
+    return make

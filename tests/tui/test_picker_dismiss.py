@@ -1,0 +1,204 @@
+"""Dismiss: with and without the confirm modal, the undo window, what the store keeps."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+from tui_support import (
+    DEMO_SESSIONS,
+    AppFactory,
+    history_cells,
+    notifications,
+    picker,
+    preview,
+    session_list,
+    settle,
+    started,
+    static_text,
+    status_panel,
+    wait_until,
+    widget_text,
+)
+
+from core.config import DB_FILENAME
+from core.demo import demo_id
+from tui.modals.confirm_dismiss import ConfirmDismiss
+from tui.screens import session_picker
+from tui.widgets.history import SessionDismissedCell
+
+SHORT = 0.3
+
+
+@pytest.fixture(autouse=True)
+def _long_undo_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Undo stays possible for the whole test, however slow the machine."""
+    monkeypatch.setattr(session_picker, "UNDO_SECONDS", 60.0)
+
+
+@pytest.fixture
+def short_undo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For tests that wait for the commit: the window closes after ``SHORT`` seconds."""
+    monkeypatch.setattr(session_picker, "UNDO_SECONDS", SHORT)
+
+
+def listed_ids(app: object) -> list[str]:
+    return [s.conversation_id for s in session_list(app).sessions]  # type: ignore[arg-type]
+
+
+def stored(data_dir: Path, conversation_id: str) -> bool:
+    """Whether the session is in the store, seen from another connection."""
+    with sqlite3.connect(data_dir / DB_FILENAME) as db:
+        row = db.execute(
+            "SELECT 1 FROM sessions WHERE conversation_id = ?", (conversation_id,)
+        ).fetchone()
+    return row is not None
+
+
+def status_text(app: object) -> str:
+    return static_text(status_panel(app))  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("short_undo")
+async def test_dismiss_asks_naming_the_session_then_removes_it(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await started(pilot)
+        assert status_text(app).startswith(f"{DEMO_SESSIONS} reusable")
+        await pilot.press("down", "d")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, ConfirmDismiss)
+        text = static_text(modal.query_one(Static))
+        assert "Dismiss this session?" in text
+        assert f"tester · {demo_id(1)[:8]}" in text
+        assert "Write property tests for the cursor encoder" in text
+
+        await pilot.press("y")
+        await settle(pilot)
+        assert picker(app).is_current
+        assert demo_id(1) not in listed_ids(app)
+        assert listed_ids(app)[:2] == [demo_id(0), demo_id(2)]
+        assert any("Session dismissed" in n and "u to undo" in n for n in notifications(app))
+        # Inside the undo window nothing is deleted yet.
+        assert stored(demo_dir, demo_id(1))
+        assert "1 dismissal pending" in status_text(app)
+
+        await wait_until(
+            pilot, lambda: not stored(demo_dir, demo_id(1)), seconds=5, what="the commit"
+        )
+        await wait_until(
+            pilot,
+            lambda: status_text(app).startswith(f"{DEMO_SESSIONS - 1} reusable"),
+            what="the status panel to count one less",
+        )
+        assert "pending" not in status_text(app)
+        assert demo_id(1) not in listed_ids(app)
+        cells = history_cells(app)
+        assert [type(c) for c in cells] == [SessionDismissedCell]
+        assert "Write property tests" in str(cells[0].render())
+
+
+async def test_keeping_the_session_in_the_modal_changes_nothing(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await started(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDismiss)
+        await pilot.press("n")
+        await settle(pilot)
+        assert picker(app).is_current
+        assert listed_ids(app)[0] == demo_id(0)
+        # Escape keeps it too.
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.pause(SHORT)
+        assert listed_ids(app)[0] == demo_id(0)
+        assert stored(demo_dir, demo_id(0))
+
+
+@pytest.mark.usefixtures("short_undo")
+async def test_dismiss_now_skips_the_question(demo_dir: Path, make_app: AppFactory) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await started(pilot)
+        await pilot.press("D")
+        await settle(pilot)
+        assert picker(app).is_current
+        assert demo_id(0) not in listed_ids(app)
+        # The highlight moves on to the next session, and the preview with it.
+        assert session_list(app).highlighted_session is not None
+        assert session_list(app).highlighted_session.conversation_id == demo_id(1)
+        header = widget_text(preview(app), "#preview-header")
+        assert demo_id(1) in header
+        assert demo_id(0) not in header
+        await wait_until(pilot, lambda: not stored(demo_dir, demo_id(0)), what="the commit")
+
+
+async def test_undo_brings_the_row_back_and_the_store_keeps_it(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await started(pilot)
+        await pilot.press("down", "down", "D")
+        await settle(pilot)
+        assert demo_id(2) not in listed_ids(app)
+        await pilot.press("u")
+        await settle(pilot)
+        assert listed_ids(app)[:4] == [demo_id(i) for i in range(4)]
+        assert any("Kept" in n for n in notifications(app))
+        assert not picker(app)._pending  # the window's timer is gone with it
+        assert stored(demo_dir, demo_id(2))
+        assert demo_id(2) in listed_ids(app)
+        assert history_cells(app) == []
+        assert status_text(app).startswith(f"{DEMO_SESSIONS} reusable")
+        # Nothing left to undo.
+        await pilot.press("u")
+        await settle(pilot)
+        assert any("Nothing to undo." in n for n in notifications(app))
+
+
+async def test_a_reload_inside_the_undo_window_does_not_bring_the_row_back(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await started(pilot)
+        await pilot.press("D", "ctrl+r")
+        await settle(pilot)
+        assert demo_id(0) not in listed_ids(app)
+        await pilot.press("f", "e", "escape")
+        await settle(pilot)
+        assert demo_id(0) not in listed_ids(app)
+        # Undo still works after the reloads, and puts the row back in its place.
+        await pilot.press("u")
+        await settle(pilot)
+        assert listed_ids(app)[:2] == [demo_id(0), demo_id(1)]
+        assert stored(demo_dir, demo_id(0))
+
+
+async def test_quitting_commits_pending_dismissals(demo_dir: Path, make_app: AppFactory) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await started(pilot)
+        picker_screen = picker(app)
+        await pilot.press("D")
+        await settle(pilot)
+        # A long window: only quitting can commit it within this test.
+        for pending in picker_screen._pending.values():
+            pending.timer.stop()
+        assert stored(demo_dir, demo_id(0))
+        await pilot.press("q")
+        await pilot.pause()
+    assert not stored(demo_dir, demo_id(0))
+    assert stored(demo_dir, demo_id(1))

@@ -1,0 +1,82 @@
+"""The picker imports Claude Code and Codex sessions in the background (start, ctrl+r)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tui_support import screen_text, wait_until
+
+from tui.widgets.session_list import SessionList
+from tui.widgets.status_panel import StatusPanel
+
+REALDATA = Path(__file__).resolve().parents[1] / "fixtures" / "realdata"
+# What the realdata trees hold (see tests/sources/test_realdata.py).
+CLAUDE_SESSIONS, CODEX_SESSIONS = 17, 5
+
+
+def _homes(tmp_path: Path) -> tuple[Path, Path]:
+    claude, codex = tmp_path / "claude", tmp_path / "codex"
+    shutil.copytree(REALDATA / "claude", claude)
+    shutil.copytree(REALDATA / "codex", codex)
+    for path in [*claude.rglob("*"), *codex.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return claude, codex
+
+
+async def test_import_at_start_lists_every_session(tmp_path: Path, make_app) -> None:  # type: ignore[no-untyped-def]
+    claude, codex = _homes(tmp_path)
+    app = make_app(tmp_path / "data", import_sources=(claude, codex))
+    async with app.run_test(size=(160, 48)) as pilot:
+        listed = app.screen.query_one(SessionList)
+        await wait_until(
+            pilot,
+            lambda: len(listed.sessions) == CLAUDE_SESSIONS + CODEX_SESSIONS,
+            seconds=20,
+            what="imported sessions listed",
+        )
+        sources = {s.source for s in listed.sessions}
+        assert sources == {"claude-code", "codex"}
+        assert any(s.parent_id for s in listed.sessions)  # sub-agents link to parents
+        status = app.screen.query_one(StatusPanel).snapshot
+        assert status.reusable == CLAUDE_SESSIONS + CODEX_SESSIONS
+        assert "importing" not in status.note
+        text = screen_text(app)
+        assert "claude-code" in text
+        assert "codex" in text
+
+
+async def test_ctrl_r_picks_up_a_new_transcript(tmp_path: Path, make_app) -> None:  # type: ignore[no-untyped-def]
+    claude, codex = _homes(tmp_path)
+    app = make_app(tmp_path / "data", import_sources=(claude, codex))
+    async with app.run_test(size=(160, 48)) as pilot:
+        listed = app.screen.query_one(SessionList)
+        total = CLAUDE_SESSIONS + CODEX_SESSIONS
+        await wait_until(pilot, lambda: len(listed.sessions) == total, seconds=20)
+        project = claude / "projects" / "-tmp-new-project"
+        project.mkdir()
+        line = {
+            "type": "user",
+            "sessionId": "11111111-2222-4333-8444-555555555555",
+            "uuid": "u1",
+            "timestamp": "2026-11-21T20:59:00Z",
+            "cwd": "/tmp/new-project",
+            "message": {"role": "user", "content": "brand new session from disk"},
+        }
+        (project / "11111111-2222-4333-8444-555555555555.jsonl").write_text(json.dumps(line) + "\n")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: len(listed.sessions) == total + 1, seconds=20)
+        assert listed.sessions[0].title == "brand new session from disk"
+
+
+async def test_unreadable_files_are_named_in_the_status_panel(tmp_path: Path, make_app) -> None:  # type: ignore[no-untyped-def]
+    claude, codex = _homes(tmp_path)
+    loop = claude / "projects" / "-loop" / "loop.jsonl"
+    loop.parent.mkdir()
+    loop.symlink_to(loop)  # a path that can never be read
+    app = make_app(tmp_path / "data", import_sources=(claude, codex))
+    async with app.run_test(size=(160, 48)) as pilot:
+        panel = app.screen.query_one(StatusPanel)
+        await wait_until(pilot, lambda: "unreadable" in panel.snapshot.note, seconds=20)
+        assert "delegate import --report" in panel.snapshot.note
