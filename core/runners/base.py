@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,3 +91,12 @@ class Runner(Protocol):
     def wants_history(self) -> bool: ...
 
     def run(self, request: RunRequest) -> AsyncIterator[RunEvent]: ...
+
+
+def json_object(text: str) -> dict[str, Any] | None:
+    """One stream line decoded as a JSON object; None when it is anything else."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None

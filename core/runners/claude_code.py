@@ -34,6 +34,7 @@ from core.runners.base import (
     RunRequest,
     RunStarted,
     TextDelta,
+    json_object,
 )
 from core.runners.subprocess import cli_process, resolve_binary
 
@@ -88,12 +89,8 @@ class ClaudeStreamParser:
     def feed(self, line: str) -> list[RunEvent]:
         if not line.strip():
             return []
-        try:
-            data = json.loads(line)
-        except ValueError:
-            self.skipped += 1
-            return []
-        if not isinstance(data, dict):
+        data = json_object(line)
+        if data is None:
             self.skipped += 1
             return []
         kind = data.get("type")

@@ -33,6 +33,7 @@ from core.runners.base import (
     RunRequest,
     RunStarted,
     TextDelta,
+    json_object,
 )
 
 CONNECT_TIMEOUT_S = 30.0
@@ -71,12 +72,8 @@ class ChatStreamParser:
         if data == "[DONE]":
             self.finished = True
             return []
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            self.skipped += 1
-            return []
-        if not isinstance(chunk, dict):
+        chunk = json_object(data)
+        if chunk is None:
             self.skipped += 1
             return []
         if isinstance(chunk.get("error"), dict):

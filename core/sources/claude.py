@@ -8,10 +8,10 @@ read from its last offset without re-reading the start.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from core.sources.common import SessionFacts, as_int, iso_to_us, one_line_title
+from core.sources.common import RunningTotals, SessionFacts, as_int, iso_to_us, one_line_title
 
 SOURCE = "claude-code"
 AGENT_ID = "claude-code"
@@ -131,7 +131,7 @@ def usage_total(usage: dict[str, Any]) -> int:
 
 
 @dataclass
-class ClaudeState:
+class ClaudeState(RunningTotals):
     """Running facts of one Claude Code transcript (JSON-serialisable)."""
 
     sidechain_file: bool = False
@@ -144,8 +144,6 @@ class ClaudeState:
     prompt_title: str | None = None
     noise_title: str | None = None
     assistant_title: str | None = None
-    first_ts: str | None = None
-    last_ts: str | None = None
     turns: int = 0
     messages: int = 0
     tokens: int = 0
@@ -153,23 +151,12 @@ class ClaudeState:
     compactions: int = 0
     recent: list[list[Any]] = field(default_factory=list)  # [[message.id, usage total], ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ClaudeState:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
-
     def feed(self, line: dict[str, Any]) -> bool:
         """Take one decoded line into account; False for a line type we do not know."""
         kind = line.get("type")
         if kind not in KNOWN_TYPES:
             return False
-        ts = line.get("timestamp")
-        if isinstance(ts, str):
-            if self.first_ts is None:
-                self.first_ts = ts
-            self.last_ts = ts
+        self.saw_timestamp(line.get("timestamp"))
         if kind == "summary":
             if isinstance(line.get("summary"), str) and line["summary"].strip():
                 self.summary = line["summary"]

@@ -8,10 +8,10 @@ requests and only feeds the session's token total.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
-from core.sources.common import SessionFacts, as_int, iso_to_us, one_line_title
+from core.sources.common import RunningTotals, SessionFacts, as_int, iso_to_us, one_line_title
 
 SOURCE = "codex"
 AGENT_ID = "codex"
@@ -81,7 +81,7 @@ def prompt_title(message: str) -> str:
 
 
 @dataclass
-class CodexState:
+class CodexState(RunningTotals):
     """Running facts of one rollout (JSON-serialisable)."""
 
     session_id: str | None = None
@@ -91,8 +91,6 @@ class CodexState:
     model: str | None = None
     title: str | None = None
     created_ts: str | None = None
-    first_ts: str | None = None
-    last_ts: str | None = None
     turns: int = 0
     item_turns: int = 0  # prompts seen only as user response items (codex exec)
     item_title: str | None = None
@@ -102,23 +100,12 @@ class CodexState:
     context_limit: int = 0
     compactions: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CodexState:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
-
     def feed(self, line: dict[str, Any]) -> bool:
         """Take one decoded line into account; False for a line type we do not know."""
         kind = line.get("type")
         if kind not in KNOWN_TYPES:
             return False
-        ts = line.get("timestamp")
-        if isinstance(ts, str):
-            if self.first_ts is None:
-                self.first_ts = ts
-            self.last_ts = ts
+        self.saw_timestamp(line.get("timestamp"))
         payload = line.get("payload")
         payload = payload if isinstance(payload, dict) else {}
         if kind == "session_meta":

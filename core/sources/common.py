@@ -2,13 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 TITLE_CHARS = 80
 MAX_PREVIEW_CHARS = 32 * 1024
 """A previewed message's text is cut here (tool outputs can be megabytes)."""
+
+
+@dataclass
+class RunningTotals:
+    """Base of an importer's per-file state: kept as JSON between scans.
+
+    Subclasses are dataclasses of running totals; a scan that resumes from a
+    byte offset starts from the totals the last scan saved.
+    """
+
+    first_ts: str | None = None
+    last_ts: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Self:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def saw_timestamp(self, ts: object) -> None:
+        if isinstance(ts, str):
+            if self.first_ts is None:
+                self.first_ts = ts
+            self.last_ts = ts
 
 
 @dataclass(frozen=True, slots=True)
