@@ -46,7 +46,12 @@ _FOLLOW_UPS = [
     "Run it again against the staging config.",
 ]
 _TOOLS = ["shell", "read_file", "apply_patch", "search"]
-_DEMO_AGENTS = [name for name in builtin_agents() if name != "echo"] + ["echo"]
+# Only scripted agents: resuming a demo session must never start a real CLI.
+_DEMO_AGENTS = [
+    name
+    for name, agent in builtin_agents().items()
+    if agent.runner == "scripted" and name != "echo"
+] + ["echo"]
 
 
 def demo_id(index: int) -> str:

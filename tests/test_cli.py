@@ -215,3 +215,13 @@ def test_data_dir_option_wins_over_delegate_home(tmp_path: Path) -> None:
     )
     assert [s["title"] for s in from_env["sessions"]] == ["via env"]
     assert not (tmp_path / "xdg-data").exists()  # the default folder was never used
+
+
+def test_demo_sessions_only_use_scripted_agents(tmp_path: Path) -> None:
+    """Resuming a demo session must never start a real agent CLI."""
+    from core.config import builtin_agents
+    from core.demo import generate
+
+    agents = {s.session.agent_id for s in generate(40, 0, len)}
+    assert agents
+    assert all(builtin_agents()[a].runner == "scripted" for a in agents)
