@@ -12,9 +12,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import os
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -77,6 +79,25 @@ def _pool_context() -> multiprocessing.context.BaseContext:
     # Not fork: the front end runs threads (aiosqlite, Textual) that a fork would copy mid-lock.
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+@contextlib.contextmanager
+def _usable_stderr() -> Iterator[None]:
+    """Lend multiprocessing the real stderr while it starts its helper processes.
+
+    Its resource tracker hands ``sys.stderr.fileno()`` to the child; under Textual
+    (which swaps in a capture whose ``fileno()`` is -1) that raises ValueError
+    ("bad value(s) in fds_to_keep") and the pool never starts.
+    """
+    try:
+        usable = sys.stderr is not None and sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = False
+    if usable or sys.__stderr__ is None:
+        yield
+        return
+    with contextlib.redirect_stderr(sys.__stderr__):
+        yield
 
 
 class _Run:
@@ -298,7 +319,8 @@ async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -
     Returns the number of worker processes that did the work (0 after a fallback).
     """
     loop = asyncio.get_running_loop()
-    pool = ProcessPoolExecutor(count, mp_context=_pool_context())
+    with _usable_stderr():
+        pool = ProcessPoolExecutor(count, mp_context=_pool_context())
     pending: deque[tuple[list[FileTask], asyncio.Future[list[FileResult]]]] = deque()
     rest = deque(batches[1:])
     broken = False
@@ -306,7 +328,8 @@ async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -
     def submit() -> None:
         if rest and not broken:
             batch = rest.popleft()
-            pending.append((batch, loop.run_in_executor(pool, parse_batch, batch)))
+            with _usable_stderr():  # the first submits start the worker processes
+                pending.append((batch, loop.run_in_executor(pool, parse_batch, batch)))
 
     try:
         try:

@@ -47,6 +47,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -59,7 +60,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-for entry in (str(ROOT), str(HERE)):  # run as a script: make `core`, `tui`, `bench_import` importable
+for entry in (
+    str(ROOT),
+    str(HERE),
+):  # run as a script: make `core`, `tui`, `bench_import` importable
     if entry not in sys.path:
         sys.path.insert(0, entry)
 
@@ -69,7 +73,8 @@ FIRST_ROWS_TARGET_S = 1.0
 WHOLE_CORPUS_TARGET_S = 8.0
 FLOOR_MARGIN_S = 0.1
 RESCAN_TARGET_S = 0.1
-BARE_ROWS = 50
+BARE_ROWS = 50  # bare_table_app.ROWS
+BARE_SCRIPT = HERE / "bare_table_app.py"
 AGENTS_BIN = ROOT / ".cache" / "npm-agents" / "node_modules" / ".bin"
 CCUSAGE_BIN = ROOT / ".cache" / "npm-bench" / "node_modules" / ".bin" / "ccusage"
 DUMMY_ANTHROPIC_KEY = "sk-ant-api03-delegate-benchmark-dummy-key-not-real-0000"
@@ -87,21 +92,7 @@ CLAUDE_ROW = r"\d+ \w+ ago · "
 
 
 def bare_app() -> Any:
-    from textual.app import App, ComposeResult
-    from textual.widgets import DataTable
-
-    class BareTable(App[None]):
-        def compose(self) -> ComposeResult:
-            yield DataTable()
-
-        def on_mount(self) -> None:
-            table = self.query_one(DataTable)
-            table.add_columns("name", "age", "turns", "where")
-            table.add_rows(
-                (f"bare-row-{i}", f"{i}m ago", str(i % 17), f"/work/project-{i % 7}")
-                for i in range(BARE_ROWS)
-            )
-            table.focus()
+    from bare_table_app import BareTable
 
     return BareTable()
 
@@ -164,6 +155,7 @@ async def app_start(data_dir: Path, roots: tuple[Path, Path]) -> Start:
 
     frame = FirstFrame(app, rows_shown)
     finished: list[float] = []
+    import_done = asyncio.Event()
 
     def hook(message: Any) -> None:
         if (
@@ -173,6 +165,7 @@ async def app_start(data_dir: Path, roots: tuple[Path, Path]) -> Start:
             and not finished
         ):
             finished.append(time.perf_counter())
+            import_done.set()
 
     frame.arm()
     t0 = time.perf_counter()
@@ -180,11 +173,10 @@ async def app_start(data_dir: Path, roots: tuple[Path, Path]) -> Start:
         shown = await frame.wait("the first rows")
         listed = app.screen.query_one(SessionList)
         first_id = listed.sessions[0].conversation_id
-        deadline = time.perf_counter() + WAIT_S
-        while not finished and time.perf_counter() < deadline:
-            await asyncio.sleep(0.005)
-        if not finished:
-            raise SystemExit(f"the import worker did not finish within {WAIT_S:.0f} s")
+        try:
+            await asyncio.wait_for(import_done.wait(), WAIT_S)
+        except TimeoutError:
+            raise SystemExit(f"the import worker did not finish within {WAIT_S:.0f} s") from None
         await pilot.pause()
         assert app.orchestrator is not None
         report = await app.orchestrator.last_import_report()
@@ -378,7 +370,10 @@ def _peer_home(work: Path, corpus: Path) -> tuple[Path, Path]:
                 "theme": "dark",
                 "customApiKeyResponses": {"approved": [DUMMY_ANTHROPIC_KEY[-20:]], "rejected": []},
                 "projects": {
-                    str(cwd): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+                    str(cwd): {
+                        "hasTrustDialogAccepted": True,
+                        "hasCompletedProjectOnboarding": True,
+                    }
                 },
             }
         )
@@ -392,9 +387,33 @@ def _fresh_codex_home(home: Path, corpus: Path) -> Path:
     codex = home / ".codex"
     shutil.rmtree(codex, ignore_errors=True)
     codex.mkdir(parents=True)
-    subprocess.run(["cp", "-al", str(corpus / "codex" / "sessions"), str(codex / "sessions")], check=True)
+    subprocess.run(
+        ["cp", "-al", str(corpus / "codex" / "sessions"), str(codex / "sessions")], check=True
+    )
     (codex / "auth.json").write_text(json.dumps({"OPENAI_API_KEY": "sk-delegate-bench-dummy"}))
+    (codex / "config.toml").write_text("check_for_update_on_startup = false\n")
     return codex
+
+
+def stop_codex_daemons(home: Path) -> int:
+    """Stop the app-server daemons codex started from ``home`` (they outlive the TUI)."""
+    stopped = 0
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmdline and cmdline[0].startswith(str(home).encode() + b"/"):
+            try:
+                os.kill(int(proc.name), signal.SIGTERM)
+                stopped += 1
+            except OSError:
+                pass
+    if stopped:
+        time.sleep(0.5)
+    return stopped
 
 
 def _peer_env(home: Path) -> dict[str, str]:
@@ -450,9 +469,8 @@ def tmux_runs(
 
 
 def run(work: Path, corpus: Path, copies: int, args: argparse.Namespace, out: Out) -> int:
-    import textual
-
     import bench_import
+    import textual
 
     res = Results()
     load = os.getloadavg()
@@ -589,9 +607,8 @@ def _tmux_ours(
     )
     env = _process_env(base, work)
     env.pop("TMUX", None)
-    script = str(Path(__file__).resolve())
-    bare_uv = [uv, "run", "--project", str(ROOT), "python", script, "--bare-app"]
-    bare_direct = [str(venv_bin / "python"), script, "--bare-app"]
+    bare_uv = [uv, "run", "--project", str(ROOT), "python", str(BARE_SCRIPT)]
+    bare_direct = [str(venv_bin / "python"), str(BARE_SCRIPT)]
     ours_uv = [uv, "run", "--project", str(ROOT), "delegate", "--data-dir"]
     ours_direct = [str(venv_bin / "delegate"), "--data-dir"]
     # Warm-up: write the bytecode cache, as an installed package has it.
@@ -650,6 +667,15 @@ def _tmux_ours(
 
 def _peers(tmux: Tmux, work: Path, corpus: Path, args: argparse.Namespace, out: Out) -> None:
     home, cwd = _peer_home(work, corpus)
+    try:
+        _peers_in(tmux, home, cwd, corpus, args, out)
+    finally:
+        stop_codex_daemons(home)
+
+
+def _peers_in(
+    tmux: Tmux, home: Path, cwd: Path, corpus: Path, args: argparse.Namespace, out: Out
+) -> None:
     env = _peer_env(home)
     codex = AGENTS_BIN / "codex"
     claude = AGENTS_BIN / "claude"
@@ -665,7 +691,7 @@ def _peers(tmux: Tmux, work: Path, corpus: Path, args: argparse.Namespace, out: 
             cwd,
             CODEX_ROW,
             args.cold_runs,
-            prepare=lambda: _fresh_codex_home(home, corpus),
+            prepare=lambda: (stop_codex_daemons(home), _fresh_codex_home(home, corpus)),
         )
         _report_tmux(out, "tmux, codex resume --all, cold (fresh CODEX_HOME)", cold, failure)
         warm, failure = tmux_runs(
@@ -678,7 +704,9 @@ def _peers(tmux: Tmux, work: Path, corpus: Path, args: argparse.Namespace, out: 
     if claude.exists():
         version = subprocess.run([str(claude), "--version"], capture_output=True, text=True)
         out(f"peer: claude {version.stdout.strip()}")
-        runs, failure = tmux_runs(tmux, "claude", [str(claude), "--resume"], env, cwd, CLAUDE_ROW, n + 1)
+        runs, failure = tmux_runs(
+            tmux, "claude", [str(claude), "--resume"], env, cwd, CLAUDE_ROW, n + 1
+        )
         first = runs.pop(0) if runs else None
         _report_tmux(out, "tmux, claude --resume", runs, failure, first)
     else:
@@ -726,7 +754,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-tmux", action="store_true", help="skip the tmux figures")
     parser.add_argument("--no-peers", action="store_true", help="skip codex, claude, ccusage")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
-    parser.add_argument("--bare-app", action="store_true", help="run the floor app (for tmux)")
     args = parser.parse_args(argv)
     if args.smoke:
         args.copies = 2
@@ -739,9 +766,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None, out: Out = print) -> int:
     args = parse_args(argv)
-    if args.bare_app:
-        bare_app().run()
-        return 0
     if args.work_dir is not None:
         args.work_dir.mkdir(parents=True, exist_ok=True)
         return run(args.work_dir, args.corpus or args.work_dir / "corpus", args.copies, args, out)

@@ -6,9 +6,10 @@ inside ``App.run_test(size=(160, 48))`` and prints:
 
 - **first page**: from just before entering ``run_test`` until the first frame
   that shows the list's rows (the app opens the orchestrator, pushes the picker,
-  the list's worker fetches page 1 and the screen paints it). Also the moment the
-  first ``SessionList.Loaded`` message arrived. Cold first run in this process
-  shown apart; p50/p95 over the following runs.
+  the list's worker fetches page 1 and the screen paints it). Also, for reference,
+  when the list's first ``SessionList.Loaded`` message was handled (its rows are set
+  just before it is posted, so a frame may show them first). Cold first run in this
+  process shown apart; p50/p95 over the following runs.
 - **cursor move**: from sending one ``down`` key to the app (the event pilot.press
   sends) until the frame showing the highlight on the next row has been composited
   and turned into terminal output. Each key is sent from idle (the previous move's
@@ -195,7 +196,7 @@ def measure_start(data_dir: Path, runs: int, out: Callable[[str], None]) -> list
         loaded.append(ld)
     figures = [
         Figure("first page: app start -> first frame with rows", shown, FIRST_PAGE_TARGET_MS),
-        Figure("first page: app start -> SessionList.Loaded arrives", loaded, None),
+        Figure("first page: app start -> SessionList.Loaded handled", loaded, None),
     ]
     out(f"first page: cold first run in this process {cold:.1f} ms (not in the p50/p95)")
     for figure in figures:

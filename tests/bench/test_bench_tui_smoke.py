@@ -11,7 +11,7 @@ BENCH = Path(__file__).with_name("bench_tui.py")
 
 FIGURES = [
     "first page: app start -> first frame with rows",
-    "first page: app start -> SessionList.Loaded arrives",
+    "first page: app start -> SessionList.Loaded handled",
     "cursor move: key -> frame, first 40 moves",
     "cursor move: key -> frame, all 60 moves",
     "cursor move: key -> preview frame, all 60",

@@ -178,6 +178,7 @@ class SessionPickerScreen(Screen[None]):
         # ctrl+r; None turns importing off (tests, embedding apps).
         self.import_roots = import_sources
         self._import_note = ""
+        self._import_after_first_page = False
         self.orchestrator = orchestrator
         self.clock = clock
         self.preview_size = preview_size
@@ -210,8 +211,9 @@ class SessionPickerScreen(Screen[None]):
         self.query_one(SessionList).reload()
         self.refresh_status()
         self._load_history()
-        if self.import_roots is not None:
-            self.run_import()
+        # The import starts once the first page is on screen, so a warm start
+        # paints from the index before the re-scan competes for the loop.
+        self._import_after_first_page = self.import_roots is not None
 
     def on_unmount(self) -> None:
         self._stop_listening()
@@ -313,6 +315,9 @@ class SessionPickerScreen(Screen[None]):
 
     @on(SessionList.Loaded)
     def _list_loaded(self, event: SessionList.Loaded) -> None:
+        if event.first and self._import_after_first_page:
+            self._import_after_first_page = False
+            self.call_after_refresh(self.run_import)
         if event.first:
             listed = self.query_one(SessionList)
             if not listed.sessions:
