@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
-BENCH = Path(__file__).with_name("bench_core.py")
+from bench_loader import load_bench
 
 FIGURES = [
     "list_sessions first page, limit 20",
@@ -21,18 +18,8 @@ FIGURES = [
 ]
 
 
-def _load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_core", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_smoke_benchmark_prints_every_figure(tmp_path: Path) -> None:
-    bench = _load_bench()
+    bench = load_bench("bench_core.py")
     lines: list[str] = []
 
     code = bench.main(
@@ -56,7 +43,7 @@ def test_smoke_benchmark_prints_every_figure(tmp_path: Path) -> None:
 
 
 def test_rerun_reuses_the_built_store(tmp_path: Path) -> None:
-    bench = _load_bench()
+    bench = load_bench("bench_core.py")
     args = ["--sessions", "60", "--messages", "1200", "--big-conversation", "300"]
     args += ["--data-dir", str(tmp_path / "bench"), "--iterations", "2", "--cli-runs", "1"]
     first: list[str] = []

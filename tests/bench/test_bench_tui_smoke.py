@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
-BENCH = Path(__file__).with_name("bench_tui.py")
+from bench_loader import load_bench
 
 FIGURES = [
     "first page: app start -> first frame with rows",
@@ -18,18 +15,8 @@ FIGURES = [
 ]
 
 
-def _load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_tui", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_smoke_benchmark_prints_every_figure(tmp_path: Path) -> None:
-    bench = _load_bench()
+    bench = load_bench("bench_tui.py")
     lines: list[str] = []
 
     # Smoke size (2,000 sessions), fewer starts and rows than --smoke alone, for CI time.
