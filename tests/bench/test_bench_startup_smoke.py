@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from bench_loader import load_bench
+
+# Figures, not assertions of speed: out of the default run (`pytest --run-bench`).
+pytestmark = pytest.mark.bench
 
 FIGURES = [
     "cold start, first rows on screen",

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from bench_loader import load_bench
+
+# Figures, not assertions of speed: out of the default run (`pytest --run-bench`).
+pytestmark = pytest.mark.bench
 
 FIGURES = [
     "first page: app start -> first frame with rows",
