@@ -143,9 +143,16 @@ class AgentOrchestrator:
         self._runs: dict[str, RunHandle] = {}
 
     @classmethod
-    async def open(cls, data_dir: Path, **kwargs: Any) -> AgentOrchestrator:
-        """Open the data folder (created 0700 on first use) and its store."""
-        settings = load_settings(data_dir) if data_dir.exists() else Settings()
+    async def open(
+        cls, data_dir: Path, *, settings: Settings | None = None, **kwargs: Any
+    ) -> AgentOrchestrator:
+        """Open the data folder (created 0700 on first use) and its store.
+
+        ``settings`` already loaded and validated by the caller are used as given;
+        otherwise ``config.toml`` in ``data_dir`` is read here.
+        """
+        if settings is None:
+            settings = load_settings(data_dir) if data_dir.exists() else Settings()
         store = await Store.open(ensure_data_dir(data_dir) / DB_FILENAME)
         orchestrator = cls(store, settings, **kwargs)
         await store.upsert_agents(

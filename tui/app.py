@@ -7,13 +7,20 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import ClassVar
 
+from textual import events, on
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.widgets import Input, TextArea
 
 from core.clock import Clock, system_clock
+from core.config import Settings
+from core.errors import DelegateError
 from core.orchestrator import AgentOrchestrator
 from tui.commands import PickerCommands
-from tui.screens.session_picker import ImportRoots, SessionPickerScreen
+from tui.modals.confirm_quit import ConfirmQuit
+from tui.modals.error import ErrorModal
+from tui.screens.session_picker import UNDO_SECONDS, ImportRoots, SessionPickerScreen
+from tui.workers import WorkFailed
 
 OrchestratorFactory = Callable[[], Awaitable[AgentOrchestrator]]
 
@@ -25,30 +32,45 @@ class DelegateApp(App[None]):
     CSS_PATH = "app.tcss"
     COMMANDS: ClassVar = App.COMMANDS | {PickerCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", show=False, tooltip="Leave delegate"),
+        Binding(
+            "ctrl+q",
+            "quit",
+            "Quit",
+            id="app.quit",
+            show=False,
+            tooltip="Leave delegate (asks first while runs are in flight)",
+        ),
     ]
 
     def __init__(
         self,
         open_orchestrator: OrchestratorFactory,
         *,
+        settings: Settings | None = None,
         clock: Clock = system_clock,
         preview_size: int | None = None,
         launch_cwd: Path | None = None,
         import_sources: ImportRoots | None = None,
+        undo_seconds: float = UNDO_SECONDS,
+        cursor_blink: bool = True,
     ) -> None:
         super().__init__()
         self._launch_cwd = launch_cwd
         self._import_sources = import_sources
         self._open_orchestrator = open_orchestrator
+        self._settings = settings
         self.clock = clock
         self._preview_size = preview_size
+        self._undo_seconds = undo_seconds
+        self.cursor_blink = cursor_blink
         self.orchestrator: AgentOrchestrator | None = None
+        if settings is not None and settings.keymap:
+            self.set_keymap(settings.keymap)
 
     async def on_mount(self) -> None:
         self.orchestrator = await self._open_orchestrator()
         settings = self.orchestrator.settings
-        if settings.keymap:
+        if self._settings is None and settings.keymap:
             self.set_keymap(settings.keymap)
         await self.push_screen(
             SessionPickerScreen(
@@ -57,6 +79,7 @@ class DelegateApp(App[None]):
                 preview_size=self._preview_size or settings.preview_messages,
                 launch_cwd=self._launch_cwd,
                 import_sources=self._import_sources,
+                undo_seconds=self._undo_seconds,
             )
         )
         # What is loaded by now (modules, styles, the picker) lives as long as the app:
@@ -64,7 +87,27 @@ class DelegateApp(App[None]):
         # user scrolls, which would otherwise stall a frame for tens of milliseconds.
         gc.freeze()
 
-    async def action_quit(self) -> None:
+    # --- quitting ------------------------------------------------------------
+
+    def runs_in_flight(self) -> int:
+        return len(self.orchestrator.running()) if self.orchestrator is not None else 0
+
+    async def action_quit(self, ask: bool = False) -> None:
+        """Quit; ask first when ``ask`` (a bare letter was pressed) or runs are in flight."""
+        in_flight = self.runs_in_flight()
+        if ask or in_flight:
+            if isinstance(self.screen, ConfirmQuit):
+                return
+
+            async def answered(yes: bool | None) -> None:
+                if yes:
+                    await self._quit_now()
+
+            await self.push_screen(ConfirmQuit(in_flight), answered)
+            return
+        await self._quit_now()
+
+    async def _quit_now(self) -> None:
         await self._close_orchestrator()
         self.exit()
 
@@ -82,31 +125,68 @@ class DelegateApp(App[None]):
         await self._close_orchestrator()
         gc.unfreeze()  # the process may go on (tests): let it collect all of that again
 
+    # --- the one place worker errors are shown ---------------------------------
+
+    @on(WorkFailed)
+    def _work_failed(self, event: WorkFailed) -> None:
+        """A typed error is something a person can act on: a toast with its own message.
+        Anything else is unexpected: a modal that names what failed (never a traceback)."""
+        if isinstance(event.error, DelegateError):
+            self.notify(
+                event.error.message,
+                title=f"Failed {event.what}",
+                severity="error",
+                markup=False,
+            )
+            return
+        self.push_screen(ErrorModal(event.what, event.error))
+
+    # --- cursor blink (off for deterministic screenshots) ---------------------
+
+    @on(events.DescendantFocus)
+    def _steady_cursor(self, event: events.DescendantFocus) -> None:
+        if not self.cursor_blink and isinstance(event.widget, Input | TextArea):
+            event.widget.cursor_blink = False
+
 
 def create_app(
     data_dir: Path,
     *,
+    settings: Settings | None = None,
     clock: Clock = system_clock,
+    new_id: Callable[[], str] | None = None,
     preview_size: int | None = None,
     launch_cwd: Path | None = None,
     import_sources: ImportRoots | None = None,
+    undo_seconds: float = UNDO_SECONDS,
+    cursor_blink: bool = True,
 ) -> DelegateApp:
     """The app over the store in ``data_dir``; shared by the CLI and the tests.
 
-    ``clock`` drives every "3m ago" (fixed in snapshots); ``launch_cwd`` is the
-    new-delegate form's default working directory (the current one if None);
-    ``import_sources`` = ``(claude_dir, codex_dir)`` imports Claude Code and Codex
-    sessions in the background at start and on ctrl+r (``None`` dirs: their
-    defaults); leave it None to import nothing.
+    ``settings``, when given, were loaded and validated before the app exists (so
+    a broken ``config.toml`` never reaches Textual); None reads them from
+    ``data_dir`` when the app opens. ``clock`` drives every "3m ago" (fixed in
+    snapshots); ``new_id`` mints conversation, run and message ids (counted in
+    tests); ``launch_cwd`` is the new-delegate form's default working directory
+    (the current one if None); ``import_sources`` = ``(claude_dir, codex_dir)``
+    imports Claude Code and Codex sessions in the background at start and on
+    ctrl+r (``None`` dirs: their defaults), None imports nothing; ``undo_seconds``
+    is the undo window of a dismissal; ``cursor_blink=False`` keeps text cursors
+    solid (screenshots).
     """
 
     async def open_orchestrator() -> AgentOrchestrator:
-        return await AgentOrchestrator.open(data_dir, clock=clock)
+        if new_id is None:
+            return await AgentOrchestrator.open(data_dir, settings=settings, clock=clock)
+        return await AgentOrchestrator.open(data_dir, settings=settings, clock=clock, new_id=new_id)
 
     return DelegateApp(
         open_orchestrator,
+        settings=settings,
         clock=clock,
         preview_size=preview_size,
         launch_cwd=launch_cwd,
         import_sources=import_sources,
+        undo_seconds=undo_seconds,
+        cursor_blink=cursor_blink,
     )

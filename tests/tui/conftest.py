@@ -13,15 +13,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import shutil
-import types
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_textual_snapshot
 import textual._wait
-from textual.widgets import Input, TextArea
 from tui_support import (
     DEMO_SESSIONS,
     FIXED_NOW_US,
@@ -31,7 +30,6 @@ from tui_support import (
     write_config,
 )
 
-import core.orchestrator
 from core import demo
 from core.config import DB_FILENAME
 from core.store import Store
@@ -57,25 +55,18 @@ pytest_textual_snapshot.SVGImageExtension = TopLevelSnapshots  # type: ignore[mi
 # --- determinism -------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
-def _no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Cursors stay solid: a blink tick must never decide what a snapshot shows."""
-    monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
-    monkeypatch.setattr(TextArea, "_toggle_cursor_blink_visible", lambda self: None)
+def counted_ids() -> Callable[[], str]:
+    """Ids for the orchestrator to mint (conversations, runs, messages), counting up.
 
-
-@pytest.fixture(autouse=True)
-def _counted_ids(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ids the orchestrator mints (conversations, runs, messages) count up from a seed."""
+    The count leads, so short ids (the first 8 digits) differ: ``00000001-7e57-...``.
+    """
     counter = itertools.count(1)
 
-    def uuid4() -> uuid.UUID:
-        # The count leads, so short ids (the first 8 digits) differ: 00000001-7e57-...
+    def new_id() -> str:
         n = next(counter)
-        return uuid.UUID(f"{n:08x}-7e57-4000-8000-{n:012x}")
+        return str(uuid.UUID(f"{n:08x}-7e57-4000-8000-{n:012x}"))
 
-    # Only the orchestrator's name ``uuid`` is replaced, not the uuid module.
-    monkeypatch.setattr(core.orchestrator, "uuid", types.SimpleNamespace(uuid4=uuid4))
+    return new_id
 
 
 @pytest.fixture(autouse=True)
@@ -126,9 +117,16 @@ def demo_dir(tmp_path: Path, demo_template: Path) -> Path:
 
 @pytest.fixture
 def make_app() -> AppFactory:
-    """``make_app(data_dir, **kwargs)``: the real app on the fixed clock, launching in /tmp."""
+    """``make_app(data_dir, **kwargs)``: the real app on the fixed clock, launching in /tmp,
+    with counted ids and steady cursors; ``kwargs`` go to ``create_app``."""
 
     def make(folder: Path, **kwargs: Any) -> DelegateApp:
-        return create_app(folder, clock=fixed_clock, launch_cwd=LAUNCH_CWD, **kwargs)
+        options: dict[str, Any] = {
+            "clock": fixed_clock,
+            "launch_cwd": LAUNCH_CWD,
+            "new_id": counted_ids(),
+            "cursor_blink": False,  # a blink tick must never decide what a snapshot shows
+        }
+        return create_app(folder, **(options | kwargs))
 
     return make

@@ -109,7 +109,7 @@ async def test_hostile_titles_in_modals_notifications_and_cells(
         assert isinstance(modal, ConfirmDismiss)
         assert "[/] cleanup [bold]now\\x1b[2J" in static_text(modal.query_one(Static))
         # The notification offering undo shows the title as text (no markup error).
-        await pilot.press("y")
+        await pilot.press("ctrl+d")
         await settle(pilot)
         assert any("[/] cleanup [bold]now" in n for n in notifications(app))
         assert not RAW_CONTROL.search(raw_segments_text(app))

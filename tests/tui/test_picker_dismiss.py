@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Static
@@ -25,23 +26,22 @@ from tui_support import (
 
 from core.config import DB_FILENAME
 from core.demo import demo_id
+from tui.app import DelegateApp
 from tui.modals.confirm_dismiss import ConfirmDismiss
-from tui.screens import session_picker
 from tui.widgets.history import SessionDismissedCell
 
-SHORT = 0.3
-
-
-@pytest.fixture(autouse=True)
-def _long_undo_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Undo stays possible for the whole test, however slow the machine."""
-    monkeypatch.setattr(session_picker, "UNDO_SECONDS", 60.0)
+SHORT = 1.5  # long enough to read the undo toast on a loaded machine, short to wait for
 
 
 @pytest.fixture
-def short_undo(monkeypatch: pytest.MonkeyPatch) -> None:
-    """For tests that wait for the commit: the window closes after ``SHORT`` seconds."""
-    monkeypatch.setattr(session_picker, "UNDO_SECONDS", SHORT)
+def make_app(make_app: AppFactory) -> AppFactory:
+    """Undo stays possible for the whole test, however slow the machine (unless a test
+    passes a short ``undo_seconds`` to wait for the commit)."""
+
+    def make(folder: Path, **kwargs: Any) -> DelegateApp:
+        return make_app(folder, **({"undo_seconds": 60.0} | kwargs))
+
+    return make
 
 
 def listed_ids(app: object) -> list[str]:
@@ -61,11 +61,10 @@ def status_text(app: object) -> str:
     return static_text(status_panel(app))  # type: ignore[arg-type]
 
 
-@pytest.mark.usefixtures("short_undo")
 async def test_dismiss_asks_naming_the_session_then_removes_it(
     demo_dir: Path, make_app: AppFactory
 ) -> None:
-    app = make_app(demo_dir)
+    app = make_app(demo_dir, undo_seconds=SHORT)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await started(pilot)
         assert status_text(app).startswith(f"{DEMO_SESSIONS} reusable")
@@ -78,7 +77,7 @@ async def test_dismiss_asks_naming_the_session_then_removes_it(
         assert f"tester · {demo_id(1)[:8]}" in text
         assert "Write property tests for the cursor encoder" in text
 
-        await pilot.press("y")
+        await pilot.press("ctrl+d")
         await settle(pilot)
         assert picker(app).is_current
         assert demo_id(1) not in listed_ids(app)
@@ -112,7 +111,7 @@ async def test_keeping_the_session_in_the_modal_changes_nothing(
         await pilot.press("d")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDismiss)
-        await pilot.press("n")
+        await pilot.press("enter")  # on "Keep", which has the focus
         await settle(pilot)
         assert picker(app).is_current
         assert listed_ids(app)[0] == demo_id(0)
@@ -126,12 +125,11 @@ async def test_keeping_the_session_in_the_modal_changes_nothing(
         assert stored(demo_dir, demo_id(0))
 
 
-@pytest.mark.usefixtures("short_undo")
 async def test_dismiss_now_skips_the_question(demo_dir: Path, make_app: AppFactory) -> None:
-    app = make_app(demo_dir)
+    app = make_app(demo_dir, undo_seconds=SHORT)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("D")
+        await pilot.press("ctrl+d")
         await settle(pilot)
         assert picker(app).is_current
         assert demo_id(0) not in listed_ids(app)
@@ -150,7 +148,7 @@ async def test_undo_brings_the_row_back_and_the_store_keeps_it(
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await started(pilot)
-        await pilot.press("down", "down", "D")
+        await pilot.press("down", "down", "ctrl+d")
         await settle(pilot)
         assert demo_id(2) not in listed_ids(app)
         await pilot.press("u")
@@ -174,7 +172,7 @@ async def test_a_reload_inside_the_undo_window_does_not_bring_the_row_back(
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("D", "ctrl+r")
+        await pilot.press("ctrl+d", "ctrl+r")
         await settle(pilot)
         assert demo_id(0) not in listed_ids(app)
         await pilot.press("f", "e", "escape")
@@ -191,14 +189,11 @@ async def test_quitting_commits_pending_dismissals(demo_dir: Path, make_app: App
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        picker_screen = picker(app)
-        await pilot.press("D")
+        await pilot.press("ctrl+d")
         await settle(pilot)
-        # A long window: only quitting can commit it within this test.
-        for pending in picker_screen._pending.values():
-            pending.timer.stop()
+        # A long window (60 s): only quitting can commit it within this test.
         assert stored(demo_dir, demo_id(0))
-        await pilot.press("q")
+        await pilot.press("ctrl+q")
         await pilot.pause()
     assert not stored(demo_dir, demo_id(0))
     assert stored(demo_dir, demo_id(1))

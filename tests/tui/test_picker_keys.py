@@ -47,7 +47,7 @@ async def test_help_lists_every_binding(demo_dir: Path, make_app: AppFactory) ->
         for binding in SessionPickerScreen.BINDINGS:
             assert binding.description in text, binding  # type: ignore[union-attr]
             assert binding.tooltip.split(" (")[0] in text, binding  # type: ignore[union-attr]
-        for key in ("r", "d", "D", "u", "n", "/, f", "[", "]", "x", "h", "^r", "?", "q"):
+        for key in ("r", "d", "^d", "u", "n", "/, f", "[", "]", "x", "h", "^r", "?", "q"):
             assert any(line.strip().startswith(key) for line in text.splitlines()), key
         for extra in ("enter", "esc", "ctrl+p", "tab", "pgup/pgdn"):
             assert extra in text
@@ -124,7 +124,7 @@ async def test_keys_can_be_remapped_in_the_config(tmp_path: Path, make_app: AppF
         await pilot.press("escape", "k")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDismiss)
-        await pilot.press("n", "question_mark")
+        await pilot.press("escape", "question_mark")
         await settle(pilot)
         text = help_text(app.screen)  # type: ignore[arg-type]
         dismiss_line = next(line for line in text.splitlines() if " Dismiss " in f" {line} ")

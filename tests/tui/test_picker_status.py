@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from tui_support import (
     DEMO_SESSIONS,
     AppFactory,
@@ -20,8 +19,6 @@ from tui_support import (
     wait_until,
     widget_text,
 )
-
-from tui.screens import session_picker
 
 
 def status(app: object) -> str:
@@ -92,9 +89,8 @@ async def test_status_counts_states_footprint_and_fullest_meters(
 
 
 async def test_status_follows_dismissals_launches_and_runs(
-    data_dir: Path, make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, make_app: AppFactory
 ) -> None:
-    monkeypatch.setattr(session_picker, "UNDO_SECONDS", 0.2)
     await insert_sessions(
         data_dir,
         [
@@ -102,12 +98,12 @@ async def test_status_follows_dismissals_launches_and_runs(
             session_with("b-2", ["three", "four"], title="second", minutes_ago=9),
         ],
     )
-    app = make_app(data_dir)
+    app = make_app(data_dir, undo_seconds=0.2)
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
         assert status(app).startswith("2 reusable (2 idle)")
 
-        await pilot.press("D")
+        await pilot.press("ctrl+d")
         await wait_until(
             pilot, lambda: status(app).startswith("1 reusable (1 idle)"), what="one dismissed"
         )

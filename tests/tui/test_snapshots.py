@@ -266,11 +266,11 @@ def test_dismiss_modal(snap_compare: SnapCompare, demo_dir: Path, make_app: AppF
 def test_dismissed_with_undo(
     snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory
 ) -> None:
-    """'D': the row gone, the undo toast, 'dismissal pending · u to undo' in the status."""
+    """ctrl+d: the row gone, the undo toast, 'dismissal pending · u to undo' in the status."""
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("D")
+        await pilot.press("ctrl+d")
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=MEDIUM, run_before=run_before)

@@ -6,32 +6,25 @@ from datetime import datetime
 from typing import ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Static
 
 from core.models import Session
 from tui import formatting as fmt
+from tui.modals.confirm import ConfirmModal
 from tui.safe_text import first_line
 
 
-class ConfirmDismiss(ModalScreen[bool]):
-    """Returns True to dismiss, False to keep."""
+class ConfirmDismiss(ConfirmModal):
+    """Returns True to dismiss, False to keep. "Keep" has the focus."""
 
-    DEFAULT_CSS = """
-    ConfirmDismiss { align: center middle; }
-    ConfirmDismiss > Vertical {
-        width: 64; height: auto; padding: 1 2; border: thick $error; background: $surface;
-    }
-    ConfirmDismiss #dismiss-buttons { height: auto; margin-top: 1; align-horizontal: right; }
-    ConfirmDismiss Button { margin-left: 2; }
-    """
+    DESTRUCTIVE_ID = "dismiss"
+    destructive_label = "Dismiss (ctrl+d)"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "answer(True)", "Dismiss", id="dismiss.yes", tooltip="Dismiss the session"),
-        Binding("n,escape", "answer(False)", "Keep", id="dismiss.no", tooltip="Keep the session"),
+        Binding(
+            "ctrl+d", "answer(True)", "Dismiss", id="dismiss.yes", tooltip="Dismiss the session"
+        ),
+        Binding("escape", "answer(False)", "Keep", id="dismiss.no", tooltip="Keep the session"),
     ]
 
     def __init__(self, session: Session, now: datetime) -> None:
@@ -39,7 +32,7 @@ class ConfirmDismiss(ModalScreen[bool]):
         self.session = session
         self._now = now
 
-    def compose(self) -> ComposeResult:
+    def question(self) -> Text:
         s = self.session
         text = Text()
         text.append("Dismiss this session?\n\n", "bold")
@@ -51,17 +44,4 @@ class ConfirmDismiss(ModalScreen[bool]):
             "dim",
         )
         text.append("It leaves the reusable pool and its stored messages are freed.", "dim")
-        with Vertical():
-            yield Static(text)
-            with Horizontal(id="dismiss-buttons"):
-                yield Button("Keep (n)", id="keep")
-                yield Button("Dismiss (y)", id="dismiss", variant="error")
-
-    def on_mount(self) -> None:
-        self.query_one("#keep", Button).focus()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "dismiss")
-
-    def action_answer(self, answer: bool) -> None:
-        self.dismiss(answer)
+        return text

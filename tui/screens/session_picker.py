@@ -37,6 +37,7 @@ from tui.widgets.history import HistoryCell, HistoryTimeline
 from tui.widgets.preview import PreviewPane
 from tui.widgets.session_list import SessionList
 from tui.widgets.status_panel import StatusPanel, StatusSnapshot
+from tui.workers import ForwardsWorkerErrors
 
 ImportRoots = tuple[Path | None, Path | None]  # (Claude Code dir, Codex dir); None: default
 
@@ -65,7 +66,7 @@ class PendingDismissal:
     timer: Timer
 
 
-class SessionPickerScreen(Screen[None]):
+class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     """Sessions on the left; preview and history on the right; status on top."""
 
     CSS_PATH = "session_picker.tcss"
@@ -92,7 +93,7 @@ class SessionPickerScreen(Screen[None]):
             tooltip="Dismiss the highlighted session, after confirming",
         ),
         Binding(
-            "D",
+            "ctrl+d",
             "dismiss_session(False)",
             "Dismiss now",
             id="picker.dismiss_now",
@@ -159,7 +160,13 @@ class SessionPickerScreen(Screen[None]):
             tooltip="Import new Claude Code / Codex sessions and reload the list",
         ),
         Binding("question_mark", "help", "Help", id="picker.help", tooltip="List every key"),
-        Binding("q", "app.quit", "Quit", id="picker.quit", tooltip="Leave delegate"),
+        Binding(
+            "q",
+            "app.quit(True)",
+            "Quit",
+            id="picker.quit",
+            tooltip="Leave delegate, after confirming",
+        ),
     ]
 
     def __init__(
@@ -171,8 +178,10 @@ class SessionPickerScreen(Screen[None]):
         page_size: int = PAGE_SIZE,
         launch_cwd: Path | None = None,
         import_sources: ImportRoots | None = None,
+        undo_seconds: float = UNDO_SECONDS,
     ) -> None:
         super().__init__()
+        self.undo_seconds = undo_seconds
         self.launch_cwd = launch_cwd
         # Where to import Claude Code / Codex sessions from, at start and on
         # ctrl+r; None turns importing off (tests, embedding apps).
@@ -234,7 +243,7 @@ class SessionPickerScreen(Screen[None]):
             page = page.model_copy(update={"sessions": kept})
         return page
 
-    @work(group="status", exclusive=True)
+    @work(group="status", name="reading the status", exclusive=True, exit_on_error=False)
     async def refresh_status(self) -> None:
         if self._detached:
             return
@@ -250,12 +259,12 @@ class SessionPickerScreen(Screen[None]):
         )
         self._update_list_note()
 
-    @work(group="history-load")
+    @work(group="history-load", name="loading the history", exit_on_error=False)
     async def _load_history(self) -> None:
         events = await self.orchestrator.history(HISTORY_ON_OPEN)
         self.query_one(HistoryTimeline).add_events(list(reversed(events)))
 
-    @work(group="preview", exclusive=True)
+    @work(group="preview", name="loading the preview", exclusive=True, exit_on_error=False)
     async def _load_preview(self, session: Session) -> None:
         cursor = self._preview_cursors[-1]
         try:
@@ -275,7 +284,7 @@ class SessionPickerScreen(Screen[None]):
         )
         self._older_cursor = page.next_cursor
 
-    @work(group="count", exclusive=True)
+    @work(group="count", name="counting matches", exclusive=True, exit_on_error=False)
     async def _count_matches(self) -> None:
         query = self.query_text
         matches = await self.orchestrator.count_sessions(query=query or None)
@@ -416,7 +425,7 @@ class SessionPickerScreen(Screen[None]):
 
         self.app.push_screen(FollowUpPrompt(session), sent)
 
-    @work(group="runs")
+    @work(group="runs", name="sending the follow-up", exit_on_error=False)
     async def _send_follow_up(self, session: Session, prompt: str) -> None:
         try:
             await self.orchestrator.delegate(prompt, conversation_id=session.conversation_id)
@@ -469,7 +478,7 @@ class SessionPickerScreen(Screen[None]):
 
         self.app.push_screen(form, launched)
 
-    @work(group="runs")
+    @work(group="runs", name="launching the delegate", exit_on_error=False)
     async def _launch(self, request: LaunchRequest) -> None:
         try:
             handles = await self.orchestrator.delegate(
@@ -523,12 +532,12 @@ class SessionPickerScreen(Screen[None]):
         listed.remove_session(session.conversation_id)
         self._preview_highlighted()
         cid = session.conversation_id
-        timer = self.set_timer(UNDO_SECONDS, lambda: self._commit_dismissal(cid))
+        timer = self.set_timer(self.undo_seconds, lambda: self._commit_dismissal(cid))
         self._pending[cid] = PendingDismissal(session, index, timer)
         self.notify(
             f"Dismissed {session.agent_id} · {first_line(session.title, 40)} — u to undo",
             title="Session dismissed",
-            timeout=UNDO_SECONDS,
+            timeout=self.undo_seconds,
             markup=False,  # the title is transcript text
         )
         self.refresh_status()
@@ -547,7 +556,7 @@ class SessionPickerScreen(Screen[None]):
         )
         self.refresh_status()
 
-    @work(group="dismiss")
+    @work(group="dismiss", name="dismissing the session", exit_on_error=False)
     async def _commit_dismissal(self, conversation_id: str) -> None:
         await self.commit_dismissal(conversation_id)
 
@@ -587,7 +596,7 @@ class SessionPickerScreen(Screen[None]):
         if event.kind != "session_dismissed":
             self._refresh_session_soon(event.conversation_id)
 
-    @work(group="row-refresh")
+    @work(group="row-refresh", name="refreshing a row", exit_on_error=False)
     async def _refresh_session_soon(self, conversation_id: str) -> None:
         await self._refresh_session(conversation_id)
 
@@ -623,7 +632,7 @@ class SessionPickerScreen(Screen[None]):
 
     # --- importing Claude Code and Codex sessions (background) ----------
 
-    @work(group="import", exclusive=True)
+    @work(group="import", name="importing sessions", exclusive=True, exit_on_error=False)
     async def run_import(self) -> None:
         """Index on-disk transcripts; the first committed batch shows up at once."""
         assert self.import_roots is not None

@@ -18,6 +18,7 @@ from core.models import RunStatus, Session, SessionPage, SessionState
 from tui import formatting as fmt
 from tui.safe_text import first_line
 from tui.widgets.context_meter import meter_text
+from tui.workers import ForwardsWorkerErrors
 
 PageFetcher = Callable[[str | None], Awaitable[SessionPage]]
 # Load the next page when the highlight comes this close to the last loaded row.
@@ -63,7 +64,7 @@ def session_row(session: Session, now: datetime) -> Group:
     return Group(top, bottom)
 
 
-class SessionList(OptionList):
+class SessionList(ForwardsWorkerErrors, OptionList):
     """Reusable sessions, newest first; the next keyset page loads near the end."""
 
     DEFAULT_CSS = """
@@ -120,7 +121,7 @@ class SessionList(OptionList):
         self._generation += 1
         self._load(None, self._generation, keep)
 
-    @work(group="session-pages", exclusive=True)
+    @work(group="session-pages", name="loading sessions", exclusive=True, exit_on_error=False)
     async def _load(self, cursor: str | None, generation: int, keep: str | None = None) -> None:
         self._loading = True
         try:
