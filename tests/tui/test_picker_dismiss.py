@@ -30,7 +30,7 @@ from tui.app import DelegateApp
 from tui.modals.confirm_dismiss import ConfirmDismiss
 from tui.widgets.history import SessionDismissedCell
 
-SHORT = 1.5  # long enough to read the undo toast on a loaded machine, short to wait for
+SHORT = 0.3
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def status_text(app: object) -> str:
 async def test_dismiss_asks_naming_the_session_then_removes_it(
     demo_dir: Path, make_app: AppFactory
 ) -> None:
-    app = make_app(demo_dir, undo_seconds=SHORT)
+    app = make_app(demo_dir)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await started(pilot)
         assert status_text(app).startswith(f"{DEMO_SESSIONS} reusable")
@@ -85,8 +85,18 @@ async def test_dismiss_asks_naming_the_session_then_removes_it(
         assert any("Session dismissed" in n and "u to undo" in n for n in notifications(app))
         # Inside the undo window nothing is deleted yet.
         assert stored(demo_dir, demo_id(1))
-        assert "1 dismissal pending" in status_text(app)
+        await wait_until(
+            pilot, lambda: "1 dismissal pending" in status_text(app), what="the pending note"
+        )
 
+
+async def test_the_dismissal_is_committed_when_the_window_closes(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(demo_dir, undo_seconds=SHORT)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await pilot.press("down", "ctrl+d")
         await wait_until(
             pilot, lambda: not stored(demo_dir, demo_id(1)), seconds=5, what="the commit"
         )
