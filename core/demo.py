@@ -144,8 +144,8 @@ async def fill(
 
     async def flush() -> None:
         nonlocal added
-        fresh = [d for d in pending if not await store.has_session(d.session.conversation_id)]
-        await store.bulk_insert(fresh)
+        fresh = [d for d in pending if not await store.sessions.exists(d.session.conversation_id)]
+        await store.bulk.insert(fresh)
         added += len(fresh)
         pending.clear()
 

@@ -155,7 +155,7 @@ class AgentOrchestrator:
             settings = load_settings(data_dir) if data_dir.exists() else Settings()
         store = await Store.open(ensure_data_dir(data_dir) / DB_FILENAME)
         orchestrator = cls(store, settings, **kwargs)
-        await store.upsert_agents(
+        await store.agents.upsert(
             (name, agent.runner, agent.context_limit) for name, agent in settings.agents.items()
         )
         return orchestrator
@@ -188,7 +188,7 @@ class AgentOrchestrator:
         after = (
             cursors.decode_session_cursor(request.cursor) if request.cursor is not None else None
         )
-        sessions, nxt = await self.store.list_sessions(request.limit or limit, after, query)
+        sessions, nxt = await self.store.sessions.page(request.limit or limit, after, query)
         return SessionPage(
             sessions=sessions,
             next_cursor=cursors.encode_session_cursor(nxt) if nxt else None,
@@ -210,7 +210,7 @@ class AgentOrchestrator:
                 "cursor": cursor,
             },
         )
-        transcript = await self.store.transcript_for(conversation_id)
+        transcript = await self.store.imports.transcript_for(conversation_id)
         if transcript is not None:
             return await self._transcript_messages(
                 conversation_id, transcript, request.limit or limit, request.cursor
@@ -220,7 +220,7 @@ class AgentOrchestrator:
             if request.cursor is not None
             else None
         )
-        messages, nxt = await self.store.recent_messages(
+        messages, nxt = await self.store.messages.recent(
             conversation_id, request.limit or limit, before
         )
         return MessagePage(
@@ -288,22 +288,22 @@ class AgentOrchestrator:
         """The report of the last import (any process), or None before the first."""
         from core.sources.importer import load_report
 
-        return load_report(await self.store.last_import_report())
+        return load_report(await self.store.imports.last_report())
 
     async def get_session(self, conversation_id: str) -> Session:
-        return await self.store.get_session(conversation_id)
+        return await self.store.sessions.get(conversation_id)
 
     async def status_counts(self) -> dict[str, int]:
         """Reusable sessions by state and their total footprint in bytes."""
-        return await self.store.count_sessions()
+        return await self.store.sessions.count_by_state()
 
     async def count_sessions(self, *, query: str | None = None) -> int:
         """How many sessions ``query`` keeps (all of them without one)."""
-        return await self.store.count_matching(query)
+        return await self.store.sessions.count_matching(query)
 
     async def fullest_sessions(self, limit: int = 3) -> list[Session]:
         """The sessions whose context windows are the most used."""
-        return await self.store.fullest_sessions(limit)
+        return await self.store.sessions.fullest(limit)
 
     # --- dismiss ---------------------------------------------------------
 
@@ -315,7 +315,7 @@ class AgentOrchestrator:
         """
         validate(SessionsRequest, {"operation": "dismiss", "conversation_id": conversation_id})
         now = self.clock()
-        session = await self.store.dismiss(conversation_id, to_us(now))
+        session = await self.store.tombstones.dismiss(conversation_id, to_us(now))
         await self._emit(
             SessionDismissed(
                 at=now,
@@ -409,7 +409,7 @@ class AgentOrchestrator:
         conversation_id, run_id = self._new_id(), self._new_id()
         branch = await asyncio.to_thread(current_branch, cwd)
         config = self.settings.agents[agent_id]
-        await self.store.start_launch(
+        await self.store.runs.start_launch(
             NewSession(
                 conversation_id=conversation_id,
                 agent_id=agent_id,
@@ -441,7 +441,7 @@ class AgentOrchestrator:
     async def _follow_up(
         self, conversation_id: str, prompt: str, agent_id: str | None
     ) -> RunHandle:
-        session = await self.store.get_session(conversation_id)
+        session = await self.store.sessions.get(conversation_id)
         agent, runner = self._runner_for(agent_id or session.agent_id)
         now = self.clock()
         at_us = to_us(now)
@@ -449,7 +449,7 @@ class AgentOrchestrator:
         message = (
             None if runner.owns_transcript else await self._prompt_message(prompt, run_id, at_us)
         )
-        session = await self.store.claim_follow_up(
+        session = await self.store.runs.claim_follow_up(
             conversation_id, NewRun(run_id, agent, RunKind.FOLLOW_UP, prompt, at_us), message
         )
         await self._emit(
@@ -479,7 +479,7 @@ class AgentOrchestrator:
 
     async def _history_before(self, conversation_id: str, run_id: str) -> list[Message]:
         """The newest stored messages before this run, oldest first."""
-        messages, _ = await self.store.recent_messages(conversation_id, HISTORY_MESSAGES + 1)
+        messages, _ = await self.store.messages.recent(conversation_id, HISTORY_MESSAGES + 1)
         return [m for m in reversed(messages) if m.run_id != run_id][-HISTORY_MESSAGES:]
 
     def _start(self, request: RunRequest, runner: Runner, kind: RunKind) -> RunHandle:
@@ -541,7 +541,7 @@ class AgentOrchestrator:
     async def _rekey(self, handle: RunHandle, request: RunRequest, new_id: str) -> RunRequest:
         """Adopt the conversation id the agent chose (a Codex thread id)."""
         try:
-            await self.store.rekey_session(request.conversation_id, new_id)
+            await self.store.sessions.rekey(request.conversation_id, new_id)
         except Exception:  # e.g. an import already holds that id: keep ours
             log.exception("cannot re-key %s to %s", request.conversation_id, new_id)
             return request
@@ -558,7 +558,7 @@ class AgentOrchestrator:
     async def _store_reply(self, request: RunRequest, event: MessageOut) -> None:
         now_us = to_us(self.clock())
         tokens = await asyncio.to_thread(count_tokens, event.content)
-        await self.store.append_messages(
+        await self.store.messages.append(
             request.conversation_id,
             [
                 NewMessage(
@@ -597,7 +597,7 @@ class AgentOrchestrator:
                 run_id=request.run_id,
             )
         completed = ended if isinstance(ended, RunCompleted) else None
-        run = await self.store.finish_run(
+        run = await self.store.runs.finish(
             request.run_id,
             status,
             usage,
@@ -654,7 +654,7 @@ class AgentOrchestrator:
     # --- history ---------------------------------------------------------
 
     async def _emit(self, event: HistoryEvent) -> None:
-        await self.store.add_history(
+        await self.store.history.add(
             to_us(event.at),
             event.kind,
             event.conversation_id,
@@ -665,5 +665,5 @@ class AgentOrchestrator:
 
     async def history(self, limit: int = 50) -> list[HistoryEvent]:
         """The latest history events, newest first."""
-        rows = await self.store.history(limit)
+        rows = await self.store.history.page(limit)
         return [HISTORY_EVENT.validate_python(row.payload) for row in rows]

@@ -71,7 +71,7 @@ async def test_follow_up_reuses_the_conversation_and_history_grows(
         (Role.USER, "map the repo"),
     ]
     assert [m.run_id for m in page.messages] == [r for r in reversed(run_ids) for _ in (0, 1)]
-    runs = await orch.store.runs_for(cid)
+    runs = await orch.store.runs.for_session(cid)
     assert [r.run_id for r in runs] == run_ids
     assert [r.kind for r in runs] == [RunKind.LAUNCH, RunKind.FOLLOW_UP, RunKind.FOLLOW_UP]
     session = await orch.get_session(cid)
@@ -97,7 +97,7 @@ async def test_follow_up_defaults_to_the_sessions_agent(orch: AgentOrchestrator)
 async def test_follow_up_with_an_unknown_agent_starts_nothing(
     orch: AgentOrchestrator, data_dir: Path
 ) -> None:
-    await orch.store.bulk_insert([finished("c1", BASE_US)])
+    await orch.store.bulk.insert([finished("c1", BASE_US)])
     before = row_counts(data_dir)
     with pytest.raises(UnknownAgent):
         await follow_up(orch, "c1", "hi", agent_id="nobody")
@@ -125,7 +125,7 @@ async def test_agent_busy_while_a_run_is_active(orch: AgentOrchestrator, data_di
     await second.wait()
     third = await follow_up(orch, cid, "now it is free")
     assert (await third.wait()).status is RunStatus.COMPLETED
-    assert len(await orch.store.runs_for(cid)) == 3
+    assert len(await orch.store.runs.for_session(cid)) == 3
 
 
 async def test_detached_launch_needs_ready_before_a_follow_up(orch: AgentOrchestrator) -> None:
@@ -181,7 +181,7 @@ async def test_unusable_script_fails_the_run_not_the_session(
     )
     orch = await AgentOrchestrator.open(data_dir)
     try:
-        await orch.store.bulk_insert([finished("c1", BASE_US)])
+        await orch.store.bulk.insert([finished("c1", BASE_US)])
         with pytest.raises(Exception, match=r"broken\.toml") as exc_info:
             await follow_up(orch, "c1", "hi", agent_id="broken")
         assert getattr(exc_info.value, "code", None) == "runner_unavailable"
@@ -194,7 +194,7 @@ async def test_sessions_never_expire(data_dir: Path) -> None:
     decade_later = datetime.now(UTC) + timedelta(days=3650)
     orch = await AgentOrchestrator.open(data_dir, clock=lambda: decade_later)
     try:
-        await orch.store.bulk_insert([finished("ancient", BASE_US - 10**15)])  # 1992
+        await orch.store.bulk.insert([finished("ancient", BASE_US - 10**15)])  # 1992
         page = await orch.list_sessions(limit=10)
         assert [s.conversation_id for s in page.sessions] == ["ancient"]
         handle = await follow_up(orch, "ancient", "still there?")
@@ -208,7 +208,7 @@ async def test_sessions_never_expire(data_dir: Path) -> None:
 async def test_dismiss_removes_everything_and_is_remembered(
     orch: AgentOrchestrator, data_dir: Path
 ) -> None:
-    await orch.store.bulk_insert([finished("keep", BASE_US, messages=3)])
+    await orch.store.bulk.insert([finished("keep", BASE_US, messages=3)])
     handle = await launch(orch, "to be dismissed")
     await handle.wait()
     await (await follow_up(orch, handle.conversation_id, "one more")).wait()
@@ -220,7 +220,7 @@ async def test_dismiss_removes_everything_and_is_remembered(
         sql = f"SELECT count(*) FROM {table} WHERE conversation_id = ?"
         assert query(data_dir, sql, [cid]) == [(0,)]
     assert query(data_dir, "SELECT conversation_id, source FROM dismissed") == [(cid, "delegate")]
-    assert await orch.store.is_dismissed(cid)
+    assert await orch.store.tombstones.is_dismissed(cid)
     # The other session is untouched.
     assert (await orch.get_session("keep")).metrics.messages == 3
     assert len((await orch.recent_messages("keep")).messages) == 3
@@ -281,7 +281,7 @@ async def test_event_bus_publishes_the_history_in_order(orch: AgentOrchestrator)
 
 
 async def test_failed_follow_up_is_reported_on_the_bus(orch: AgentOrchestrator) -> None:
-    await orch.store.bulk_insert([finished("c1", BASE_US, agent_id="flaky")])
+    await orch.store.bulk.insert([finished("c1", BASE_US, agent_id="flaky")])
     seen: list[BusEvent] = []
     orch.bus.add_listener(seen.append)
     await (await follow_up(orch, "c1", "explode now")).wait()
@@ -293,14 +293,14 @@ async def test_failed_follow_up_is_reported_on_the_bus(orch: AgentOrchestrator) 
 async def test_cancel_marks_the_run_cancelled_and_frees_the_session(
     orch: AgentOrchestrator,
 ) -> None:
-    await orch.store.bulk_insert([finished("c1", BASE_US, agent_id="slow")])
+    await orch.store.bulk.insert([finished("c1", BASE_US, agent_id="slow")])
     handle = await follow_up(orch, "c1", "a long answer with many many words to stream")
     async for event in handle.stream():
         if isinstance(event, TextDelta):
             break
     assert [h.run_id for h in orch.running()] == [handle.run_id]
     assert await orch.cancel(handle.run_id) is True
-    run = await orch.store.get_run(handle.run_id)
+    run = await orch.store.runs.get(handle.run_id)
     assert run.status is RunStatus.CANCELLED
     assert run.error
     assert run.finished_at is not None
@@ -317,7 +317,7 @@ async def test_cancel_marks_the_run_cancelled_and_frees_the_session(
 async def test_cancel_right_after_the_start_still_closes_the_run(
     orch: AgentOrchestrator,
 ) -> None:
-    await orch.store.bulk_insert([finished("c1", BASE_US, agent_id="slow")])
+    await orch.store.bulk.insert([finished("c1", BASE_US, agent_id="slow")])
     handle = await follow_up(orch, "c1", "never mind")
     assert await orch.cancel(handle.run_id) is True
 
@@ -333,7 +333,7 @@ async def test_cancel_right_after_the_start_still_closes_the_run(
 
 async def test_close_without_waiting_cancels_runs(data_dir: Path) -> None:
     orch = await AgentOrchestrator.open(data_dir)
-    await orch.store.bulk_insert([finished("c1", BASE_US, agent_id="slow")])
+    await orch.store.bulk.insert([finished("c1", BASE_US, agent_id="slow")])
     handle = await follow_up(orch, "c1", "a long answer with many many words to stream")
     await orch.close(wait=False)
     [(status, state)] = query(
@@ -377,7 +377,7 @@ async def test_orphaned_run_of_a_killed_process_is_recovered(data_dir: Path) -> 
     config.write_text(config.read_text() + "\n[agents.glacial]\ndelay = 30\n", encoding="utf-8")
     orch = await AgentOrchestrator.open(data_dir)
     try:
-        await orch.store.bulk_insert([finished("c1", BASE_US, agent_id="glacial")])
+        await orch.store.bulk.insert([finished("c1", BASE_US, agent_id="glacial")])
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",
@@ -400,7 +400,7 @@ async def test_orphaned_run_of_a_killed_process_is_recovered(data_dir: Path) -> 
 
         handle = await follow_up(orch, "c1", "take over", agent_id="echo")
         assert (await handle.wait()).status is RunStatus.COMPLETED
-        orphan = await orch.store.get_run(orphan_run)
+        orphan = await orch.store.runs.get(orphan_run)
         assert orphan.status is RunStatus.FAILED
         assert orphan.error is not None
         assert str(proc.pid) in orphan.error

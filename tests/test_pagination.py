@@ -39,7 +39,7 @@ async def all_pages(orch: AgentOrchestrator, limit: int) -> list[list[str]]:
 async def test_list_pages_without_duplicates_or_gaps(
     orch: AgentOrchestrator, count: int, limit: int
 ) -> None:
-    await orch.store.bulk_insert([finished(f"c{i:02}", BASE_US + i * 1000) for i in range(count)])
+    await orch.store.bulk.insert([finished(f"c{i:02}", BASE_US + i * 1000) for i in range(count)])
     pages = await all_pages(orch, limit)
     sizes = [limit] * (count // limit) + ([count % limit] if count % limit else [])
     assert [len(p) for p in pages] == (sizes or [0])
@@ -49,7 +49,7 @@ async def test_list_pages_without_duplicates_or_gaps(
 
 async def test_ties_in_last_interacted_at_are_broken_by_id(orch: AgentOrchestrator) -> None:
     ids = [f"s{i}" for i in range(12)]
-    await orch.store.bulk_insert(
+    await orch.store.bulk.insert(
         [finished(cid, BASE_US + (5 if i % 3 else 0)) for i, cid in enumerate(ids)]
     )
     flat = [cid for page in await all_pages(orch, 2) for cid in page]
@@ -59,7 +59,7 @@ async def test_ties_in_last_interacted_at_are_broken_by_id(orch: AgentOrchestrat
 
 async def test_paging_while_sessions_are_touched(orch: AgentOrchestrator) -> None:
     ids = [f"c{i:02}" for i in range(30)]
-    await orch.store.bulk_insert([finished(cid, BASE_US + i * 1000) for i, cid in enumerate(ids)])
+    await orch.store.bulk.insert([finished(cid, BASE_US + i * 1000) for i, cid in enumerate(ids)])
     seen: list[str] = []
     touched: set[str] = set()
     cursor = None
@@ -87,7 +87,7 @@ async def test_paging_while_sessions_are_touched(orch: AgentOrchestrator) -> Non
 
 
 async def test_message_cursors_page_back_without_gaps(orch: AgentOrchestrator) -> None:
-    await orch.store.bulk_insert([finished("c1", BASE_US, messages=25), finished("c2", BASE_US)])
+    await orch.store.bulk.insert([finished("c1", BASE_US, messages=25), finished("c2", BASE_US)])
     seqs: list[int] = []
     contents: list[str] = []
     cursor = None
@@ -111,7 +111,7 @@ async def test_message_cursors_page_back_without_gaps(orch: AgentOrchestrator) -
 
 
 async def test_message_page_of_exact_size_has_no_next_cursor(orch: AgentOrchestrator) -> None:
-    await orch.store.bulk_insert([finished("c1", BASE_US, messages=6)])
+    await orch.store.bulk.insert([finished("c1", BASE_US, messages=6)])
     first = await orch.recent_messages("c1", limit=3)
     second = await orch.recent_messages("c1", limit=3, cursor=first.next_cursor)
     assert [m.seq for m in second.messages] == [2, 1, 0]
@@ -195,7 +195,7 @@ async def _paged(sessions: list[tuple[str, int]], limit: int) -> list[str]:
         store = await Store.open(Path(tmp) / "store.sqlite3")
         orch = AgentOrchestrator(store, Settings())
         try:
-            await store.bulk_insert([finished(cid, ts, messages=0) for cid, ts in sessions])
+            await store.bulk.insert([finished(cid, ts, messages=0) for cid, ts in sessions])
             return [cid for page in await all_pages(orch, limit) for cid in page]
         finally:
             await store.close()

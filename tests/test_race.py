@@ -19,7 +19,7 @@ async def test_two_processes_racing_a_follow_up(tmp_path: Path) -> None:
     data_dir = write_config(tmp_path / "data", "\n[agents.racer]\ndelay = 0.3\n")
     orch = await AgentOrchestrator.open(data_dir)
     try:
-        await orch.store.bulk_insert([finished("c1", BASE_US, agent_id="racer")])
+        await orch.store.bulk.insert([finished("c1", BASE_US, agent_id="racer")])
     finally:
         await orch.close()
 

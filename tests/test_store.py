@@ -110,15 +110,16 @@ async def test_schema_version_and_pragmas(tmp_path: Path) -> None:
 
 async def test_foreign_keys_are_enforced(orch: AgentOrchestrator) -> None:
     with pytest.raises(sqlite3.IntegrityError):
-        await orch.store._db.execute(
-            "INSERT INTO runs(run_id, conversation_id, agent_id, kind, prompt, status, started_at)"
-            " VALUES ('r', 'no-such-session', 'echo', 'launch', 'p', 'running', 0)"
-        )
+        async with orch.store.db.transaction() as db:
+            await db.execute(
+                "INSERT INTO runs(run_id, conversation_id, agent_id, kind, prompt, status,"
+                " started_at) VALUES ('r', 'no-such-session', 'echo', 'launch', 'p', 'running', 0)"
+            )
 
 
 async def test_reopening_keeps_data_and_version(data_dir: Path) -> None:
     orch = await AgentOrchestrator.open(data_dir)
-    await orch.store.bulk_insert([finished("c1", BASE_US, messages=4)])
+    await orch.store.bulk.insert([finished("c1", BASE_US, messages=4)])
     await orch.close()
     again = await AgentOrchestrator.open(data_dir)
     try:
@@ -147,7 +148,7 @@ async def test_empty_existing_file_is_migrated(tmp_path: Path) -> None:
     path.touch()
     store = await Store.open(path)
     try:
-        assert await store.has_session("x") is False
+        assert await store.sessions.exists("x") is False
     finally:
         await store.close()
     with sqlite3.connect(path) as db:

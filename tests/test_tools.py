@@ -38,7 +38,7 @@ def assert_error(response: dict[str, Any], code: str, *mentions: str) -> str:
 
 
 async def seed(orch: AgentOrchestrator, *sessions: FinishedSession) -> None:
-    await orch.store.bulk_insert(list(sessions))
+    await orch.store.bulk.insert(list(sessions))
 
 
 # --- request validation ------------------------------------------------------
@@ -376,7 +376,7 @@ async def test_list_shape(orch: AgentOrchestrator) -> None:
 async def test_messages_shape_with_tool_metadata(orch: AgentOrchestrator) -> None:
     response = await delegate_agent(orch, {"prompt": "build it", "agent_id": "echo"})
     cid = response["conversation_id"]
-    await orch.store.append_messages(
+    await orch.store.messages.append(
         cid,
         [
             NewMessage(

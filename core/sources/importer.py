@@ -187,7 +187,7 @@ class _Run:
     async def commit(self, results: list[FileResult]) -> None:
         updates = [self._update(r) for r in results]
         now_us = int(time.time() * 1_000_000)
-        done = await self.store.apply_import(updates, now_us)
+        done = await self.store.imports.apply(updates, now_us)
         if self.first_batch_s is None:
             self.first_batch_s = time.perf_counter() - self.t0
         c = self.counts
@@ -264,9 +264,9 @@ async def import_sources(
     claude_root = discovery.claude_root(claude_dir)
     codex_root = discovery.codex_root(codex_dir)
     found = await asyncio.to_thread(_discover, claude_root, codex_root)
-    known = await store.source_file_stats()
+    known = await store.imports.file_stats()
     changed = [f.path for f in found.files if known.get(f.path) != (f.size, f.mtime_ns)]
-    rows = await store.source_file_rows([p for p in changed if p in known]) if changed else {}
+    rows = await store.imports.file_rows([p for p in changed if p in known]) if changed else {}
     tasks = _plan(found, known, rows)
     run = _Run(store, progress, t0)
     run.unreadable = [UnreadableFile(path=p, reason=r) for p, r in found.unreadable]
@@ -281,7 +281,7 @@ async def import_sources(
             await run.commit(await asyncio.to_thread(parse_batch, batch))
     else:
         count = await _parse_in_pool(run, batches, count)
-    total, problems = await store.source_file_problems(SKIPS_IN_REPORT)
+    total, problems = await store.imports.file_problems(SKIPS_IN_REPORT)
     report = ImportReport(
         started_at=started,
         duration_s=time.perf_counter() - t0,
@@ -305,7 +305,7 @@ async def import_sources(
         files_with_skips_total=total,
         **run.counts,
     )
-    await store.save_import_report(int(time.time() * 1_000_000), report.model_dump_json())
+    await store.imports.save_report(int(time.time() * 1_000_000), report.model_dump_json())
     run.report("done")
     return report
 

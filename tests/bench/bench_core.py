@@ -169,7 +169,7 @@ async def build_store(data_dir: Path, shape: Shape, out: Callable[[str], None]) 
                 batch: list[FinishedSession] = list(
                     demo.generate(n, now_us, cheap_tokens, messages_per_session=per, start=lo)
                 )
-                await store.bulk_insert(batch)
+                await store.bulk.insert(batch)
     finally:
         await store.close()
     with closing(sqlite3.connect(data_dir / DB_FILENAME)) as conn:

@@ -85,7 +85,7 @@ async def test_claude_code_launch_follow_up_transcript_and_meter(agents: Agents)
     # The meter holds the last request's prompt plus its reply, as Claude reported.
     assert session.context.used_tokens == INPUT_TOKENS_PER_MESSAGE * second + OUTPUT_TOKENS
     assert session.context.limit_tokens == 200_000
-    runs = await agents.orch.store.runs_for(conversation_id)
+    runs = await agents.orch.store.runs.for_session(conversation_id)
     assert [r.output for r in runs] == [f"pong {first}", f"pong {second}"]
     assert runs[1].usage.input_tokens == INPUT_TOKENS_PER_MESSAGE * second
 
@@ -140,7 +140,7 @@ async def test_codex_launch_rekeys_follow_up_resumes_and_meter(agents: Agents) -
     ]
     assert session.context.used_tokens == INPUT_TOKENS_PER_MESSAGE * second
     assert session.context.limit_tokens == token_counts[-1]["model_context_window"]
-    runs = await agents.orch.store.runs_for(thread_id)
+    runs = await agents.orch.store.runs.for_session(thread_id)
     assert [r.output for r in runs] == [f"pong {first}", f"pong {second}"]
     # Each run's own usage, although Codex reports the thread's running total.
     assert [r.usage.input_tokens for r in runs] == [

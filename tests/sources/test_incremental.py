@@ -150,7 +150,7 @@ async def test_a_running_session_is_never_overwritten(
     orch: AgentOrchestrator, realdata: Homes, data_dir: Path
 ) -> None:
     running = finished(CLAUDE_ID, 1_700_000_000_000_000, state=SessionState.RUNNING)
-    await orch.store.bulk_insert([running])
+    await orch.store.bulk.insert([running])
     before = query(data_dir, "SELECT * FROM sessions WHERE conversation_id = ?", (CLAUDE_ID,))
 
     report = await orch.import_sources(realdata.claude, realdata.codex)
@@ -166,7 +166,7 @@ async def test_a_session_delegate_launched_is_updated_not_duplicated(
 ) -> None:
     # As if delegate had launched it through the real CLI with --session-id.
     ours = finished(CLAUDE_ID, 1_700_000_000_000_000, messages=0)
-    await orch.store.bulk_insert([ours])
+    await orch.store.bulk.insert([ours])
 
     report = await orch.import_sources(realdata.claude, realdata.codex)
 

@@ -94,7 +94,7 @@ async def insert_sessions(data_dir: Path, sessions: Sequence[FinishedSession]) -
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     store = await Store.open(data_dir / DB_FILENAME)
     try:
-        await store.bulk_insert(sessions)
+        await store.bulk.insert(sessions)
     finally:
         await store.close()
 

@@ -1,0 +1,101 @@
+"""The embedded store: one SQLite file, small repositories over it.
+
+``Store.open(path)`` opens the database (:mod:`core.store.database`: a writer
+connection with ``BEGIN IMMEDIATE`` transactions and a reader connection for
+WAL snapshot reads) and exposes one repository per concern, each owning its
+tables and SQL::
+
+    store.sessions    listing, filter, counts, lookup, re-key   (sessions)
+    store.runs        launch, follow-up claim, finish, run rows (runs)
+    store.messages    append and page messages                  (messages)
+    store.history     history events                            (history)
+    store.tombstones  dismiss, dismissed ids                    (dismissed)
+    store.imports     transcript index and import reports       (source_files, import_reports)
+    store.agents      configured agents                         (agents)
+    store.bulk        whole finished sessions (demo, benchmarks)
+
+Row types (what goes in) live in :mod:`core.store.rows` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.store.agents import AgentsRepository
+from core.store.bulk import BulkRepository
+from core.store.database import Database
+from core.store.history import HistoryRepository
+from core.store.imports import ImportsRepository
+from core.store.messages import (
+    SQL_RECENT_MESSAGES,
+    SQL_RECENT_MESSAGES_BEFORE,
+    MessagesRepository,
+)
+from core.store.rows import (
+    FinishedSession,
+    HistoryRow,
+    ImportCommit,
+    ImportedSession,
+    NewMessage,
+    NewRun,
+    NewSession,
+    SourceFileProblem,
+    SourceFileRow,
+    SourceFileUpdate,
+    ready_state,
+)
+from core.store.runs import RunsRepository
+from core.store.sessions import SQL_LIST_SESSIONS, SQL_LIST_SESSIONS_AFTER, SessionsRepository
+from core.store.tombstones import TombstonesRepository
+
+__all__ = [
+    "SQL_LIST_SESSIONS",
+    "SQL_LIST_SESSIONS_AFTER",
+    "SQL_RECENT_MESSAGES",
+    "SQL_RECENT_MESSAGES_BEFORE",
+    "Database",
+    "FinishedSession",
+    "HistoryRow",
+    "ImportCommit",
+    "ImportedSession",
+    "NewMessage",
+    "NewRun",
+    "NewSession",
+    "SourceFileProblem",
+    "SourceFileRow",
+    "SourceFileUpdate",
+    "Store",
+    "ready_state",
+]
+
+
+class Store:
+    """The delegate database and its repositories. Open with :meth:`open`, then :meth:`close`."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.messages = MessagesRepository(db)
+        self.runs = RunsRepository(db, self.messages)
+        self.sessions = SessionsRepository(db)
+        self.history = HistoryRepository(db)
+        self.tombstones = TombstonesRepository(db)
+        self.imports = ImportsRepository(db)
+        self.agents = AgentsRepository(db)
+        self.bulk = BulkRepository(db, self.messages)
+
+    @property
+    def path(self) -> Path:
+        return self.db.path
+
+    @property
+    def read_only(self) -> bool:
+        """True when the file cannot be written: reads work, writes raise ``store_error``."""
+        return self.db.read_only
+
+    @classmethod
+    async def open(cls, path: Path) -> Store:
+        """Open (creating if needed) the database file and bring its schema up to date."""
+        return cls(await Database.open(path))
+
+    async def close(self) -> None:
+        await self.db.close()

@@ -1,0 +1,46 @@
+"""Whole finished sessions inserted at once: demo data and benchmarks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.store.database import Database
+from core.store.messages import MessagesRepository
+from core.store.rows import FinishedSession
+
+
+class BulkRepository:
+    """Inserts finished sessions with their messages, bypassing runs."""
+
+    def __init__(self, db: Database, messages: MessagesRepository) -> None:
+        self._db = db
+        self._messages = messages
+
+    async def insert(self, sessions: Sequence[FinishedSession]) -> None:
+        """Insert finished sessions with their messages in one transaction."""
+        async with self._db.transaction() as db:
+            await db.executemany(
+                "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
+                " title, parent_id, source, created_at, last_interacted_at, context_limit,"
+                " last_run_status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        f.session.conversation_id,
+                        f.session.agent_id,
+                        f.session.mode.value,
+                        f.state.value,
+                        f.session.cwd,
+                        f.session.git_branch,
+                        f.session.title,
+                        f.session.parent_id,
+                        f.session.source,
+                        f.session.created_us,
+                        f.last_interacted_us,
+                        f.session.context_limit,
+                        f.last_run_status.value if f.last_run_status else None,
+                    )
+                    for f in sessions
+                ],
+            )
+            for f in sessions:
+                await self._messages.append_in(db, f.session.conversation_id, f.messages)

@@ -1,0 +1,253 @@
+"""The database file: opening, pragmas, migrations, and its two connections.
+
+- One **writer** connection. Every state change is one ``BEGIN IMMEDIATE``
+  transaction under an asyncio lock (other processes are serialised by SQLite
+  itself: ``BEGIN IMMEDIATE`` + ``busy_timeout``). BEGIN, COMMIT and ROLLBACK
+  are shielded from cancellation, so a cancelled coroutine never leaves a
+  transaction half open.
+- One **reader** connection in autocommit mode: each read is its own WAL
+  snapshot, so a slow status scan never blocks a preview, and no read ever runs
+  inside another coroutine's open transaction.
+- Rows come back as :class:`aiosqlite.Row` and are read by column name.
+- Every SQLite failure except a constraint violation becomes a typed
+  :class:`~core.errors.StoreError` naming the file and what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TypeVar
+
+import aiosqlite
+
+from core.errors import StoreError
+from core.migrations import MIGRATIONS, SCHEMA_VERSION
+
+T = TypeVar("T")
+Params = Iterable[object]
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+class Database:
+    """One SQLite file behind a writer and a reader connection.
+
+    Open with :meth:`open`, close with :meth:`close`. ``read_only`` is True when
+    the file cannot be written: reads work, :meth:`transaction` refuses.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        writer: aiosqlite.Connection | None,
+        reader: aiosqlite.Connection,
+    ) -> None:
+        self.path = path
+        self._writer = writer
+        self._reader = reader
+        self._lock = asyncio.Lock()
+
+    @property
+    def read_only(self) -> bool:
+        return self._writer is None
+
+    # --- lifecycle -------------------------------------------------------
+
+    @classmethod
+    async def open(cls, path: Path) -> Database:
+        """Open (creating if needed) the file and bring its schema up to date.
+
+        Nothing is written when nothing needs doing, so a read-only file opens
+        read-only. A file that is damaged, or from a newer delegate, raises
+        :class:`StoreError` and is left exactly as it was.
+        """
+        create = not path.exists()
+        try:
+            if create:
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                # Create the file 0600 before SQLite does, so it is never world-readable.
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+            writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from exc
+        opened: list[aiosqlite.Connection] = []
+        try:
+            reader = await _connect(path, read_only=not writable, opened=opened)
+            version = await _user_version(reader)
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{path} has schema version {version}, newer than this delegate "
+                    f"understands ({SCHEMA_VERSION}): upgrade delegate, or move the file "
+                    "aside to start a fresh store"
+                )
+            writer = await _connect(path, read_only=False, opened=opened) if writable else None
+            database = cls(path, writer, reader)
+            if writer is not None:
+                await database._prepare_for_writing(writer, version)
+            elif version < SCHEMA_VERSION:
+                raise StoreError(
+                    f"{path} is read-only and needs an upgrade to schema version "
+                    f"{SCHEMA_VERSION} (it has {version}): make it writable (chmod u+w) once"
+                )
+        except BaseException as exc:
+            # A failed open must close what it opened: an aiosqlite connection's
+            # thread would keep the process alive forever.
+            for conn in opened:
+                await conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise store_error(path, exc) from exc
+            raise
+        return database
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            await self._writer.close()
+        await self._reader.close()
+
+    async def _prepare_for_writing(self, writer: aiosqlite.Connection, version: int) -> None:
+        """WAL mode (persistent in the file) and migrations, only when needed."""
+        async with writer.execute("PRAGMA journal_mode") as cur:
+            row = await cur.fetchone()
+        if row is None or str(row[0]).lower() != "wal":
+            await writer.execute("PRAGMA journal_mode = WAL")
+        if version == SCHEMA_VERSION:
+            return
+        async with self.transaction() as db:
+            version = await _user_version(db)  # another process may have migrated
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in _split_sql(MIGRATIONS[target]):
+                    await db.execute(statement)
+                await db.execute(f"PRAGMA user_version = {target}")
+
+    # --- reads -------------------------------------------------------------
+
+    async def fetch_all(self, sql: str, params: Params = ()) -> list[aiosqlite.Row]:
+        """All rows of one query on the reader connection (its own WAL snapshot).
+
+        One round trip to the connection's thread, so a slow query queued by
+        another task cannot slip in between execute and fetch.
+        """
+        try:
+            return list(await self._reader.execute_fetchall(sql, tuple(params)))
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc) from exc
+
+    async def fetch_one(self, sql: str, params: Params = ()) -> aiosqlite.Row | None:
+        rows = await self.fetch_all(sql, params)
+        return rows[0] if rows else None
+
+    # --- writes ------------------------------------------------------------
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` on the writer, one at a time.
+
+        Yields the writer connection: reads that must see the transaction's own
+        writes run on it. An exception (or a cancellation) rolls back.
+        """
+        writer = self._writer
+        if writer is None:
+            raise StoreError(
+                f"{self.path} is read-only: make it writable (chmod u+w) or use another "
+                "--data-dir; reading commands work as they are"
+            )
+        async with self._lock:
+            began = asyncio.ensure_future(writer.execute("BEGIN IMMEDIATE"))
+            try:
+                await _complete(began)
+                yield writer
+            except BaseException as exc:
+                if began.done() and not began.cancelled() and began.exception() is None:
+                    await _complete(writer.execute("ROLLBACK"))
+                if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
+                    raise store_error(self.path, exc) from exc
+                raise
+            try:
+                await _complete(writer.execute("COMMIT"))
+            except sqlite3.Error as exc:
+                await _complete(writer.execute("ROLLBACK"))
+                raise store_error(self.path, exc) from exc
+
+
+async def _complete(step: Awaitable[T]) -> T:
+    """Finish ``step`` even if the caller is cancelled meanwhile, then re-raise.
+
+    The statement runs on the connection's thread whatever happens to the
+    coroutine awaiting it; waiting for it keeps the transaction state known.
+    """
+    task = asyncio.ensure_future(step)
+    interrupted = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            interrupted = True
+    result = task.result()
+    if interrupted:
+        raise asyncio.CancelledError
+    return result
+
+
+async def _connect(
+    path: Path, *, read_only: bool, opened: list[aiosqlite.Connection]
+) -> aiosqlite.Connection:
+    """A connection in autocommit mode (we issue BEGIN ourselves) with our pragmas."""
+    uri = f"{path.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}"
+    conn = await aiosqlite.connect(uri, uri=True, isolation_level=None)
+    opened.append(conn)
+    conn.row_factory = aiosqlite.Row
+    await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    await conn.execute("PRAGMA foreign_keys = ON")
+    if not read_only:
+        await conn.execute("PRAGMA synchronous = NORMAL")
+    # Read the header now: a file that is not a database fails here, not later.
+    await _user_version(conn)
+    async with conn.execute("SELECT count(*) FROM sqlite_master") as cur:
+        await cur.fetchone()
+    return conn
+
+
+async def _user_version(conn: aiosqlite.Connection) -> int:
+    async with conn.execute("PRAGMA user_version") as cur:
+        row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+def store_error(path: Path, exc: sqlite3.Error) -> StoreError:
+    """A SQLite failure as one line a person can act on."""
+    text = str(exc)
+    lowered = text.lower()
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return StoreError(
+            f"the store {path} is damaged ({text}): restore it from a backup, or move it "
+            f"aside (mv {path} {path}.damaged) and delegate starts a fresh one"
+        )
+    if "readonly" in lowered or "read-only" in lowered:
+        return StoreError(
+            f"the store {path} is read-only ({text}): make it writable (chmod u+w) or use "
+            "another --data-dir; reading commands work as they are"
+        )
+    if "locked" in lowered or "busy" in lowered:
+        return StoreError(
+            f"the store {path} is busy: another delegate process held its lock for "
+            f"{BUSY_TIMEOUT_MS // 1000} s ({text}); try again"
+        )
+    if "unable to open" in lowered or "disk i/o" in lowered:
+        return StoreError(
+            f"cannot open the store {path} ({text}): check that it and its folder exist "
+            "and are readable"
+        )
+    if "full" in lowered:
+        return StoreError(f"the store {path} cannot grow: the disk is full ({text})")
+    return StoreError(f"the store {path} failed: {text}")
+
+
+def _split_sql(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]

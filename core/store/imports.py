@@ -1,0 +1,283 @@
+"""Imports: the index of transcript files another agent wrote, and import reports.
+
+Sessions another agent wrote are rows of ``sessions`` (source ``claude-code``
+or ``codex``); their messages stay in the transcript file, which
+core.sources.preview reads backwards. ``source_files`` remembers how far each
+file was read (docs/import.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from core.models import SessionState
+from core.store.database import Database
+from core.store.rows import (
+    ImportCommit,
+    ImportedSession,
+    SourceFileProblem,
+    SourceFileRow,
+    SourceFileUpdate,
+)
+
+_BUSY = (SessionState.RUNNING.value, SessionState.PENDING.value)
+
+
+def _metric_params(s: ImportedSession) -> tuple[object, ...]:
+    return (
+        s.turns,
+        s.messages,
+        s.tokens,
+        s.bytes,
+        s.context_tokens,
+        s.context_limit,
+        s.context_limit,
+        s.last_us,
+    )
+
+
+class ImportsRepository:
+    """``source_files`` and ``import_reports``, and the sessions an import brings."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def file_stats(self) -> dict[str, tuple[int, int]]:
+        """``path -> (size, mtime_ns)`` of every indexed file: all a re-scan compares."""
+        rows = await self._db.fetch_all("SELECT path, size, mtime_ns FROM source_files")
+        return {str(r["path"]): (int(r["size"]), int(r["mtime_ns"])) for r in rows}
+
+    async def file_rows(self, paths: Sequence[str]) -> dict[str, SourceFileRow]:
+        """The saved read position and parse state of these files."""
+        found: dict[str, SourceFileRow] = {}
+        for i in range(0, len(paths), 500):
+            chunk = list(paths[i : i + 500])
+            marks = ", ".join("?" * len(chunk))
+            rows = await self._db.fetch_all(
+                "SELECT path, size, read_offset, head_len, head_hash, parse_state,"
+                " malformed_lines, unknown_lines, oversized_lines"
+                f" FROM source_files WHERE path IN ({marks})",
+                chunk,
+            )
+            for r in rows:
+                found[str(r["path"])] = SourceFileRow(
+                    path=str(r["path"]),
+                    size=int(r["size"]),
+                    offset=int(r["read_offset"]),
+                    head_len=int(r["head_len"]),
+                    head_hash=str(r["head_hash"]),
+                    state=json.loads(r["parse_state"]),
+                    counts=(
+                        int(r["malformed_lines"]),
+                        int(r["unknown_lines"]),
+                        int(r["oversized_lines"]),
+                    ),
+                )
+        return found
+
+    async def apply(self, files: Sequence[SourceFileUpdate], at_us: int) -> ImportCommit:
+        """Record a batch of read files and the sessions they describe, in one transaction.
+
+        Dismissed ids are never re-created. A session delegate is running (state
+        running or pending) is left untouched; another existing session with the
+        same id (e.g. launched by delegate through the real CLI) has its metrics
+        and title updated instead of being duplicated.
+        """
+        commit = ImportCommit()
+        async with self._db.transaction() as db:
+            failed = [f for f in files if f.error is not None]
+            read = [f for f in files if f.error is None]
+            # A file that could not be read keeps its position; size -1 makes
+            # the next scan try it again.
+            await db.executemany(
+                "INSERT INTO source_files(path, source, size, mtime_ns, last_error, scanned_at)"
+                " VALUES (?, ?, -1, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = -1,"
+                " mtime_ns = excluded.mtime_ns, last_error = excluded.last_error,"
+                " scanned_at = excluded.scanned_at",
+                [(f.path, f.source, f.mtime_ns, f.error, at_us) for f in failed],
+            )
+            await db.executemany(
+                "INSERT OR REPLACE INTO source_files(path, source, size, mtime_ns, read_offset,"
+                " head_len, head_hash, conversation_id, malformed_lines, unknown_lines,"
+                " oversized_lines, compactions, last_error, parse_state, scanned_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+                [
+                    (
+                        f.path,
+                        f.source,
+                        f.size,
+                        f.mtime_ns,
+                        f.offset,
+                        f.head_len,
+                        f.head_hash,
+                        f.facts.conversation_id if f.facts else None,
+                        f.malformed,
+                        f.unknown,
+                        f.oversized,
+                        f.facts.compactions if f.facts else 0,
+                        f.state_json,
+                        at_us,
+                    )
+                    for f in read
+                ],
+            )
+            facts = [f.facts for f in read if f.facts is not None and f.write_session]
+            if not facts:
+                return commit
+            ids = [s.conversation_id for s in facts]
+            marks = ", ".join("?" * len(ids))
+            dismissed = {
+                str(r["conversation_id"])
+                for r in await db.execute_fetchall(
+                    f"SELECT conversation_id FROM dismissed WHERE conversation_id IN ({marks})", ids
+                )
+            }
+            existing = {
+                str(r["conversation_id"]): (str(r["state"]), str(r["source"]))
+                for r in await db.execute_fetchall(
+                    "SELECT conversation_id, state, source FROM sessions"
+                    f" WHERE conversation_id IN ({marks})",
+                    ids,
+                )
+            }
+            inserts, updates, delegate_updates = [], [], []
+            for s in facts:
+                if s.conversation_id in dismissed:
+                    commit.skipped_dismissed += 1
+                elif s.conversation_id not in existing:
+                    inserts.append(s)
+                elif existing[s.conversation_id][0] in _BUSY:
+                    commit.skipped_busy += 1
+                elif existing[s.conversation_id][1] == "delegate":
+                    delegate_updates.append(s)
+                else:
+                    updates.append(s)
+            await db.executemany(
+                "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
+                " title, parent_id, source, created_at, last_interacted_at, turns, message_count,"
+                " token_count, bytes_on_disk, context_tokens, context_limit)"
+                " VALUES (?, ?, 'standard', 'idle', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        s.conversation_id,
+                        s.agent_id,
+                        s.cwd,
+                        s.git_branch,
+                        s.title,
+                        s.parent_id,
+                        s.source,
+                        s.created_us,
+                        s.last_us,
+                        s.turns,
+                        s.messages,
+                        s.tokens,
+                        s.bytes,
+                        s.context_tokens,
+                        s.context_limit,
+                    )
+                    for s in inserts
+                ],
+            )
+            busy = ", ".join(f"'{state}'" for state in _BUSY)
+            metrics = (
+                "turns = ?, message_count = ?, token_count = ?, bytes_on_disk = ?,"
+                " context_tokens = ?,"
+                " context_limit = CASE WHEN ? > 0 THEN ? ELSE context_limit END,"
+                " last_interacted_at = max(last_interacted_at, ?)"
+            )
+            await db.executemany(
+                f"UPDATE sessions SET cwd = ?, git_branch = ?, title = ?, parent_id = ?,"
+                f" created_at = min(created_at, ?), {metrics}"
+                f" WHERE conversation_id = ? AND state NOT IN ({busy})",
+                [
+                    (
+                        s.cwd,
+                        s.git_branch,
+                        s.title,
+                        s.parent_id,
+                        s.created_us,
+                        *_metric_params(s),
+                        s.conversation_id,
+                    )
+                    for s in updates
+                ],
+            )
+            await db.executemany(
+                "UPDATE sessions SET title = CASE WHEN ? THEN ? ELSE title END,"
+                f" {metrics} WHERE conversation_id = ? AND state NOT IN ({busy})",
+                [
+                    (s.strong_title, s.title, *_metric_params(s), s.conversation_id)
+                    for s in delegate_updates
+                ],
+            )
+            commit.added = len(inserts)
+            commit.updated = len(updates) + len(delegate_updates)
+            commit.added_ids = [s.conversation_id for s in inserts]
+        return commit
+
+    async def transcript_for(self, conversation_id: str) -> tuple[str, str, bool] | None:
+        """``(path, source, prompts_in_items)`` of the transcript a session is read from.
+
+        None for sessions whose messages live in our ``messages`` table: those
+        delegate ran itself, unless it stored none (a real CLI keeps its own).
+        ``prompts_in_items``: a Codex rollout that logs prompts only as response
+        items (``codex exec``), known from the importer's running totals.
+        """
+        rows = await self._db.fetch_all(
+            "SELECT f.path, f.source,"
+            " f.source = 'codex' AND coalesce(json_extract(f.parse_state, '$.turns'), 0) = 0"
+            " AS prompts_in_items"
+            " FROM sessions s"
+            " JOIN source_files f ON f.conversation_id = s.conversation_id"
+            " WHERE s.conversation_id = ? AND (s.source != 'delegate' OR NOT EXISTS"
+            " (SELECT 1 FROM messages m WHERE m.conversation_id = s.conversation_id))"
+            " ORDER BY f.mtime_ns DESC LIMIT 1",
+            (conversation_id,),
+        )
+        for r in rows:
+            return str(r["path"]), str(r["source"]), bool(r["prompts_in_items"])
+        return None
+
+    async def save_report(self, at_us: int, report: str, keep: int = 20) -> None:
+        async with self._db.transaction() as db:
+            await db.execute(
+                "INSERT INTO import_reports(finished_at, report) VALUES (?, ?)", (at_us, report)
+            )
+            await db.execute(
+                "DELETE FROM import_reports WHERE id NOT IN"
+                " (SELECT id FROM import_reports ORDER BY id DESC LIMIT ?)",
+                (keep,),
+            )
+
+    async def last_report(self) -> str | None:
+        rows = await self._db.fetch_all(
+            "SELECT report FROM import_reports ORDER BY id DESC LIMIT 1"
+        )
+        for r in rows:
+            return str(r["report"])
+        return None
+
+    async def file_problems(self, limit: int) -> tuple[int, list[SourceFileProblem]]:
+        """Files with skipped lines or a read error: how many, and the first ``limit``."""
+        where = (
+            " WHERE malformed_lines + unknown_lines + oversized_lines > 0 OR last_error IS NOT NULL"
+        )
+        counted = await self._db.fetch_one(f"SELECT count(*) AS n FROM source_files{where}")
+        total = int(counted["n"]) if counted else 0
+        rows = await self._db.fetch_all(
+            "SELECT path, source, malformed_lines, unknown_lines, oversized_lines, last_error"
+            f" FROM source_files{where} ORDER BY last_error IS NULL, path LIMIT ?",
+            (limit,),
+        )
+        return total, [
+            SourceFileProblem(
+                str(r["path"]),
+                str(r["source"]),
+                int(r["malformed_lines"]),
+                int(r["unknown_lines"]),
+                int(r["oversized_lines"]),
+                r["last_error"],
+            )
+            for r in rows
+        ]

@@ -1,0 +1,109 @@
+"""Messages delegate stores itself, and the session metrics they keep current.
+
+Each append updates the session's shadow metrics (turns, messages, tokens,
+bytes, context tokens) in the same transaction, so listing never aggregates.
+Imported sessions keep their messages in the agent's own transcript file
+(core.sources.preview reads it); none of them are here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import aiosqlite
+
+from core.cursors import MessageCursor
+from core.errors import UnknownConversation
+from core.models import Message, Role
+from core.store.database import Database
+from core.store.rows import MESSAGE_COLUMNS, NewMessage, message_from_row
+
+SQL_RECENT_MESSAGES = (
+    f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?"
+)
+SQL_RECENT_MESSAGES_BEFORE = (
+    f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? AND seq < ?"
+    " ORDER BY seq DESC LIMIT ?"
+)
+
+
+class MessagesRepository:
+    """The ``messages`` table: append in order, page newest first on ``seq``."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def append(self, conversation_id: str, messages: Sequence[NewMessage]) -> None:
+        """Append messages in one transaction (see :meth:`append_in`)."""
+        async with self._db.transaction() as db:
+            await self.append_in(db, conversation_id, messages)
+
+    async def append_in(
+        self, db: aiosqlite.Connection, conversation_id: str, messages: Sequence[NewMessage]
+    ) -> None:
+        """Append inside the caller's open transaction, numbering them after the last."""
+        if not messages:
+            return
+        async with db.execute(
+            "UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?,"
+            " token_count = token_count + ?, bytes_on_disk = bytes_on_disk + ?,"
+            " turns = turns + ?, context_tokens = context_tokens + ?"
+            " WHERE conversation_id = ? RETURNING next_seq",
+            (
+                len(messages),
+                len(messages),
+                sum(m.token_count for m in messages),
+                sum(m.size_bytes for m in messages),
+                sum(1 for m in messages if m.role is Role.USER),
+                sum(m.token_count for m in messages),
+                conversation_id,
+            ),
+        ) as cur:
+            row = await cur.fetchone()
+        if row is None:
+            raise UnknownConversation(conversation_id)
+        first_seq = int(row["next_seq"]) - len(messages)
+        await db.executemany(
+            f"INSERT INTO messages({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    m.id,
+                    conversation_id,
+                    first_seq + i,
+                    m.role.value,
+                    m.content,
+                    m.created_us,
+                    m.token_count,
+                    json.dumps(m.tool) if m.tool else None,
+                    m.run_id,
+                )
+                for i, m in enumerate(messages)
+            ],
+        )
+
+    async def count_turn_in(self, db: aiosqlite.Connection, conversation_id: str) -> None:
+        """Count a turn whose prompt an agent keeps in its own transcript (a real CLI)."""
+        await db.execute(
+            "UPDATE sessions SET turns = turns + 1 WHERE conversation_id = ?", (conversation_id,)
+        )
+
+    async def recent(
+        self, conversation_id: str, limit: int, before: MessageCursor | None = None
+    ) -> tuple[list[Message], MessageCursor | None]:
+        """Newest first; pass the returned cursor to page back to older messages."""
+        if before is None:
+            sql = SQL_RECENT_MESSAGES
+            params: tuple[object, ...] = (conversation_id, limit + 1)
+        else:
+            sql = SQL_RECENT_MESSAGES_BEFORE
+            params = (conversation_id, before.seq, limit + 1)
+        rows = await self._db.fetch_all(sql, params)
+        if not rows and not await self._db.fetch_one(
+            "SELECT 1 FROM sessions WHERE conversation_id = ?", (conversation_id,)
+        ):
+            raise UnknownConversation(conversation_id)
+        messages = [message_from_row(r) for r in rows[:limit]]
+        if len(rows) <= limit:
+            return messages, None
+        return messages, MessageCursor(conversation_id, messages[-1].seq)

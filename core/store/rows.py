@@ -1,0 +1,340 @@
+"""What goes into the store and how a stored row becomes a model.
+
+Rows are read by column name (``aiosqlite.Row``), never by position. Reading
+never fails on what another program (or a newer delegate) stored: out-of-range
+timestamps and numbers are clamped, unknown enum values fall back to a safe
+one (see :func:`clamp_int`, :func:`clamp_time`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from core.models import (
+    ContextUsage,
+    Message,
+    Role,
+    Run,
+    RunKind,
+    RunStatus,
+    Session,
+    SessionMetrics,
+    SessionMode,
+    SessionState,
+    Usage,
+)
+
+E = TypeVar("E", bound=StrEnum)
+
+# --- writes ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """What a launch records about a session before its first run starts."""
+
+    conversation_id: str
+    agent_id: str
+    mode: SessionMode
+    cwd: str
+    title: str
+    created_us: int
+    context_limit: int
+    git_branch: str | None = None
+    parent_id: str | None = None
+    source: str = "delegate"
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message about to be appended; ``token_count`` is computed once, by the caller."""
+
+    id: str
+    role: Role
+    content: str
+    created_us: int
+    token_count: int
+    tool: dict[str, Any] | None = None
+    run_id: str | None = None
+
+    @property
+    def size_bytes(self) -> int:
+        tool = json.dumps(self.tool) if self.tool else ""
+        return len(self.content.encode("utf-8", "surrogatepass")) + len(tool.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class NewRun:
+    """A run about to start: a launch or a follow-up, owned by this process."""
+
+    run_id: str
+    agent_id: str
+    kind: RunKind
+    prompt: str
+    started_us: int
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedSession:
+    """A whole session to insert at once (demo data, benchmarks)."""
+
+    session: NewSession
+    messages: Sequence[NewMessage]
+    last_interacted_us: int
+    state: SessionState
+    last_run_status: RunStatus | None = RunStatus.COMPLETED
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRow:
+    """A stored history event: the payload is the event's own JSON."""
+
+    id: int
+    at: int
+    kind: str
+    conversation_id: str | None
+    run_id: str | None
+    payload: dict[str, Any]
+
+
+# --- imports -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFileRow:
+    """Where the last read of a transcript file stopped, and what it had seen."""
+
+    path: str
+    size: int
+    offset: int
+    head_len: int
+    head_hash: str
+    state: dict[str, Any]
+    counts: tuple[int, int, int]  # malformed, unknown, oversized lines
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedSession:
+    """A session as an importer describes it (see core.sources.common.SessionFacts)."""
+
+    conversation_id: str
+    source: str
+    agent_id: str
+    cwd: str
+    git_branch: str | None
+    title: str
+    strong_title: bool
+    parent_id: str | None
+    created_us: int
+    last_us: int
+    turns: int
+    messages: int
+    tokens: int
+    bytes: int
+    context_tokens: int
+    context_limit: int
+    compactions: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFileUpdate:
+    """A transcript file just read (or that failed to read), and its session's facts."""
+
+    path: str
+    source: str
+    size: int
+    mtime_ns: int
+    offset: int = 0
+    head_len: int = 0
+    head_hash: str = ""
+    state_json: str = "{}"
+    malformed: int = 0
+    unknown: int = 0
+    oversized: int = 0
+    error: str | None = None
+    facts: ImportedSession | None = None
+    write_session: bool = True  # False when a newer file of the same id already did
+
+
+@dataclass
+class ImportCommit:
+    """What one :meth:`ImportsRepository.apply` batch changed."""
+
+    added: int = 0
+    updated: int = 0
+    skipped_dismissed: int = 0
+    skipped_busy: int = 0
+    added_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFileProblem:
+    """A transcript file with skipped lines or a read error."""
+
+    path: str
+    source: str
+    malformed: int
+    unknown: int
+    oversized: int
+    error: str | None
+
+
+# --- reading: never fails on what is stored -------------------------------------
+
+# SQLite integers are signed 64-bit; anything else stored in an INTEGER column
+# (a REAL beyond that, text) is clamped into this range.
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+# One day inside datetime's range, so converting to any local time zone
+# (offsets up to ±26 h) stays representable.
+_EARLIEST = datetime.min.replace(tzinfo=UTC) + timedelta(days=2)
+_LATEST = datetime.max.replace(tzinfo=UTC) - timedelta(days=2)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+EARLIEST_US = (_EARLIEST - _EPOCH) // timedelta(microseconds=1)
+LATEST_US = (_LATEST - _EPOCH) // timedelta(microseconds=1)
+
+
+def clamp_int(value: object, low: int = INT_MIN, high: int = INT_MAX) -> int:
+    """A stored number as an int in ``[low, high]``; anything unreadable is 0 (or ``low``)."""
+    number: int
+    if isinstance(value, bool):
+        number = int(value)
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float):
+        if value != value:  # NaN
+            number = 0
+        elif value in (float("inf"), float("-inf")):
+            number = high if value > 0 else low
+        else:
+            number = int(value)
+    elif isinstance(value, str | bytes):
+        try:
+            number = int(float(value))
+        except (ValueError, OverflowError):
+            number = 0
+    else:
+        number = 0
+    return max(low, min(high, number))
+
+
+def clamp_count(value: object) -> int:
+    """A stored count, size or token number: never negative."""
+    return clamp_int(value, 0)
+
+
+def clamp_time(value: object) -> datetime:
+    """Stored microseconds since the epoch as an aware datetime, clamped into range."""
+    us = clamp_int(value, EARLIEST_US, LATEST_US)
+    return _EPOCH + timedelta(microseconds=us)
+
+
+def _enum(kind: type[E], value: object, fallback: E) -> E:
+    try:
+        return kind(str(value))
+    except ValueError:  # written by a newer delegate
+        return fallback
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _optional_text(value: object) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _json_dict(value: object) -> dict[str, Any] | None:
+    if not value:
+        return None
+    try:
+        data = json.loads(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+SESSION_COLUMNS = (
+    "conversation_id, agent_id, mode, state, cwd, git_branch, title, parent_id, source,"
+    " created_at, last_interacted_at, turns, message_count, token_count, bytes_on_disk,"
+    " context_tokens, context_limit, last_run_status"
+)
+MESSAGE_COLUMNS = "id, conversation_id, seq, role, content, created_at, token_count, tool, run_id"
+RUN_COLUMNS = (
+    "run_id, conversation_id, agent_id, kind, prompt, status, started_at, finished_at,"
+    " input_tokens, output_tokens, output, error, stderr"
+)
+
+
+def session_from_row(row: aiosqlite.Row) -> Session:
+    status = row["last_run_status"]
+    return Session(
+        conversation_id=_text(row["conversation_id"]),
+        agent_id=_text(row["agent_id"]),
+        mode=_enum(SessionMode, row["mode"], SessionMode.STANDARD),
+        state=_enum(SessionState, row["state"], SessionState.IDLE),
+        cwd=_text(row["cwd"]),
+        git_branch=_optional_text(row["git_branch"]),
+        title=_text(row["title"]),
+        parent_id=_optional_text(row["parent_id"]),
+        source=_text(row["source"]),
+        created_at=clamp_time(row["created_at"]),
+        last_interacted_at=clamp_time(row["last_interacted_at"]),
+        metrics=SessionMetrics(
+            turns=clamp_count(row["turns"]),
+            messages=clamp_count(row["message_count"]),
+            tokens=clamp_count(row["token_count"]),
+            bytes=clamp_count(row["bytes_on_disk"]),
+        ),
+        context=ContextUsage(
+            used_tokens=clamp_count(row["context_tokens"]),
+            limit_tokens=clamp_count(row["context_limit"]),
+        ),
+        last_run_status=_enum(RunStatus, status, RunStatus.FAILED) if status else None,
+    )
+
+
+def message_from_row(row: aiosqlite.Row) -> Message:
+    return Message(
+        id=_text(row["id"]),
+        conversation_id=_text(row["conversation_id"]),
+        seq=clamp_int(row["seq"]),
+        role=_enum(Role, row["role"], Role.SYSTEM),
+        content=_text(row["content"]),
+        created_at=clamp_time(row["created_at"]),
+        token_count=clamp_count(row["token_count"]),
+        tool=_json_dict(row["tool"]),
+        run_id=_optional_text(row["run_id"]),
+    )
+
+
+def run_from_row(row: aiosqlite.Row) -> Run:
+    finished = row["finished_at"]
+    return Run(
+        run_id=_text(row["run_id"]),
+        conversation_id=_text(row["conversation_id"]),
+        agent_id=_text(row["agent_id"]),
+        kind=_enum(RunKind, row["kind"], RunKind.FOLLOW_UP),
+        prompt=_text(row["prompt"]),
+        status=_enum(RunStatus, row["status"], RunStatus.FAILED),
+        started_at=clamp_time(row["started_at"]),
+        finished_at=clamp_time(finished) if finished is not None else None,
+        usage=Usage(
+            input_tokens=clamp_count(row["input_tokens"]),
+            output_tokens=clamp_count(row["output_tokens"]),
+        ),
+        output=_text(row["output"]),
+        error=_optional_text(row["error"]),
+        stderr=_optional_text(row["stderr"]),
+    )
+
+
+def ready_state(mode: SessionMode) -> SessionState:
+    """Where a session rests between runs: detached sessions wait as Ready."""
+    return SessionState.READY if mode is SessionMode.DETACHED else SessionState.IDLE

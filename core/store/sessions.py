@@ -1,0 +1,177 @@
+"""Sessions: reading the reusable pool (pages, filter, counts) and re-keying one.
+
+Listing is keyset pagination on ``(last_interacted_at DESC, conversation_id
+DESC)`` with a matching index; no OFFSET anywhere. Writes that start or end a
+run live in :mod:`core.store.runs`; appends in :mod:`core.store.messages`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import aiosqlite
+
+from core.cursors import SessionCursor
+from core.errors import UnknownConversation
+from core.models import Session
+from core.store.database import Database
+from core.store.rows import SESSION_COLUMNS, clamp_int, session_from_row
+
+# The paging queries, named so the benchmark can EXPLAIN exactly what runs
+# (tests/bench/bench_core.py): each must walk an index in order, never sort.
+SQL_LIST_SESSIONS = (
+    f"SELECT {SESSION_COLUMNS} FROM sessions"
+    " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
+)
+SQL_LIST_SESSIONS_AFTER = (
+    f"SELECT {SESSION_COLUMNS} FROM sessions"
+    " WHERE (last_interacted_at, conversation_id) < (?, ?)"
+    " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
+)
+# The filter of the picker: a case-insensitive substring of these fields.
+_MATCHES = (
+    "instr(lower(agent_id || ' ' || title || ' ' || cwd || ' ' || coalesce(git_branch, '')"
+    " || ' ' || conversation_id || ' ' || source), ?) > 0"
+)
+
+BeforeRead = Callable[[], Awaitable[None]]
+
+
+async def _nothing() -> None:
+    return None
+
+
+class SessionsRepository:
+    """The ``sessions`` table as the picker, the CLI and the tools read it.
+
+    ``before_read`` runs before each listing, lookup and count: the store wires
+    it to :meth:`RunsRepository.interrupt_dead_runs`, so a run whose owner died
+    never shows as running.
+    """
+
+    def __init__(self, db: Database, before_read: BeforeRead = _nothing) -> None:
+        self._db = db
+        self._before_read = before_read
+
+    async def get(self, conversation_id: str) -> Session:
+        """One session; :class:`UnknownConversation` when there is none."""
+        await self._before_read()
+        return await self.get_as_stored(conversation_id)
+
+    async def get_as_stored(self, conversation_id: str) -> Session:
+        """One session as stored, without looking at its run's owner first."""
+        row = await self._db.fetch_one(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE conversation_id = ?",
+            (conversation_id,),
+        )
+        if row is None:
+            raise UnknownConversation(conversation_id)
+        return session_from_row(row)
+
+    async def exists(self, conversation_id: str) -> bool:
+        row = await self._db.fetch_one(
+            "SELECT 1 FROM sessions WHERE conversation_id = ?", (conversation_id,)
+        )
+        return row is not None
+
+    async def page(
+        self, limit: int, after: SessionCursor | None = None, query: str | None = None
+    ) -> tuple[list[Session], SessionCursor | None]:
+        """One page, newest first; the cursor names the last row when more follow.
+
+        ``query`` keeps sessions whose agent, title, cwd, branch or id contain it
+        (case-insensitive); the walk still follows the newest-first index.
+        """
+        await self._before_read()
+        if query:
+            return await self._list_matching(limit, after, query)
+        if after is None:
+            sql = SQL_LIST_SESSIONS
+            params: tuple[object, ...] = (limit + 1,)
+        else:
+            sql = SQL_LIST_SESSIONS_AFTER
+            params = (after.last_interacted_us, after.conversation_id, limit + 1)
+        return _page(await self._db.fetch_all(sql, params), limit)
+
+    async def _list_matching(
+        self, limit: int, after: SessionCursor | None, query: str
+    ) -> tuple[list[Session], SessionCursor | None]:
+        where = [_MATCHES]
+        params: list[object] = [query.lower()]
+        if after is not None:
+            where.append("(last_interacted_at, conversation_id) < (?, ?)")
+            params += [after.last_interacted_us, after.conversation_id]
+        sql = (
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)}"
+            " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
+        )
+        return _page(await self._db.fetch_all(sql, (*params, limit + 1)), limit)
+
+    async def count_matching(self, query: str | None = None) -> int:
+        """How many sessions a filter keeps (all of them without one)."""
+        sql, params = "SELECT count(*) AS n FROM sessions", tuple[str, ...]()
+        if query:
+            sql, params = f"{sql} WHERE {_MATCHES}", (query.lower(),)
+        row = await self._db.fetch_one(sql, params)
+        return clamp_int(row["n"]) if row else 0
+
+    async def fullest(self, limit: int) -> list[Session]:
+        """Sessions whose context window is the most used, fullest first."""
+        await self._before_read()
+        rows = await self._db.fetch_all(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE context_limit > 0"
+            " ORDER BY CAST(context_tokens AS REAL) / context_limit DESC, conversation_id"
+            " LIMIT ?",
+            (limit,),
+        )
+        return [session_from_row(r) for r in rows]
+
+    async def count_by_state(self) -> dict[str, int]:
+        """Reusable sessions by state, plus ``bytes`` (their total footprint)."""
+        await self._before_read()
+        rows = await self._db.fetch_all(
+            "SELECT state, count(*) AS n, coalesce(sum(bytes_on_disk), 0) AS size"
+            " FROM sessions GROUP BY state"
+        )
+        counts = {str(r["state"]): clamp_int(r["n"]) for r in rows}
+        counts["bytes"] = clamp_int(sum(clamp_int(r["size"]) for r in rows))
+        return counts
+
+    async def rekey(self, old_id: str, new_id: str) -> None:
+        """Give a session the id its agent chose (Codex names its own threads).
+
+        Sessions, messages, runs and history move together in one transaction.
+        The foreign keys have no ON UPDATE CASCADE, so their checks are deferred
+        to the commit, by when every row points at the new id.
+        """
+        async with self._db.transaction() as db:
+            await db.execute("PRAGMA defer_foreign_keys = ON")
+            cur = await db.execute(
+                "UPDATE sessions SET conversation_id = ? WHERE conversation_id = ?",
+                (new_id, old_id),
+            )
+            if cur.rowcount != 1:
+                raise UnknownConversation(old_id)
+            for table in ("messages", "runs"):
+                await db.execute(
+                    f"UPDATE {table} SET conversation_id = ? WHERE conversation_id = ?",
+                    (new_id, old_id),
+                )
+            await db.execute(
+                "UPDATE history SET conversation_id = ?,"
+                " payload = json_set(payload, '$.conversation_id', ?) WHERE conversation_id = ?",
+                (new_id, new_id, old_id),
+            )
+
+
+def _page(rows: list[aiosqlite.Row], limit: int) -> tuple[list[Session], SessionCursor | None]:
+    """Rows fetched with ``LIMIT limit + 1``: the page and, when more follow, its cursor."""
+    sessions = [session_from_row(r) for r in rows[:limit]]
+    if len(rows) <= limit:
+        return sessions, None
+    last = rows[limit - 1]
+    # The cursor keeps the stored sort key as is (not the clamped datetime), so
+    # the next page starts exactly after this row.
+    return sessions, SessionCursor(
+        clamp_int(last["last_interacted_at"]), str(last["conversation_id"])
+    )
