@@ -24,7 +24,9 @@ async def _sessions(store: Store) -> list[str]:
 
 
 @pytest.mark.parametrize("steps_before_cancel", range(12))
-async def test_a_cancelled_transaction_never_stays_open(store: Store, steps_before_cancel: int) -> None:
+async def test_a_cancelled_transaction_never_stays_open(
+    store: Store, steps_before_cancel: int
+) -> None:
     """Cancel a writer at every await point: the next transaction still starts and ends."""
 
     async def insert() -> None:
@@ -42,7 +44,8 @@ async def test_a_cancelled_transaction_never_stays_open(store: Store, steps_befo
     # All or nothing: c1 is either whole or absent.
     if "c1" in ids:
         assert (await store.sessions.get("c1")).metrics.messages == 3
-    assert store.db._writer is not None and not store.db._writer.in_transaction
+    assert store.db._writer is not None
+    assert not store.db._writer.in_transaction
 
 
 async def test_reads_do_not_wait_for_an_open_transaction(store: Store) -> None:

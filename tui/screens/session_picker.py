@@ -216,7 +216,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     def on_mount(self) -> None:
         self._disconnect = connect(self.orchestrator.bus, self)
-        self.query_one(SessionList).focus()
+        # Focus now, not later (``focus()`` is deferred): a status that arrives
+        # first and finds the store empty must see the list focused to hide it.
+        self.set_focus(self.query_one(SessionList))
         self.query_one(SessionList).reload()
         self.refresh_status()
         self._load_history()
