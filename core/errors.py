@@ -101,3 +101,16 @@ class InvalidConfig(DelegateError):
     """The settings file cannot be read; the message names the file and the field."""
 
     code = "invalid_config"
+
+
+class CwdMissing(DelegateError):
+    """A run's working folder does not exist (deleted, or on another machine)."""
+
+    code = "cwd_missing"
+
+    def __init__(self, cwd: str) -> None:
+        super().__init__(
+            f"working folder {cwd!r} does not exist (deleted, or on another machine): "
+            "restore it, or launch a new session elsewhere"
+        )
+        self.cwd = cwd

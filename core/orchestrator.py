@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from core import cursors
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
-from core.errors import InvalidRequest, RunnerUnavailable, UnknownAgent
+from core.errors import CwdMissing, DelegateError, InvalidRequest, RunnerUnavailable, UnknownAgent
 from core.events import (
     HISTORY_EVENT,
     DelegateFinished,
@@ -60,7 +61,7 @@ from core.runners import (
     TextDelta,
     build_runner,
 )
-from core.runners.base import Runner
+from core.runners.base import Runner, closing
 from core.store import NewMessage, NewRun, NewSession, Store
 from core.tokens import count_tokens
 
@@ -68,6 +69,9 @@ if TYPE_CHECKING:
     from core.sources.report import ImportProgress, ImportReport
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+CANCELLED_BY_USER = "cancelled by the user"
+CLI_RUNNERS = frozenset({"claude_code", "codex"})  # runners that start a process in the cwd
 TITLE_CHARS = 80
 # Stored messages sent to a stateless endpoint (openai_compat) with each prompt.
 HISTORY_MESSAGES = 200
@@ -85,6 +89,38 @@ def validate(model: type[M], data: Any) -> M:
             where = ".".join(str(p) for p in err["loc"]) or "request"
             problems.append(f"{where}: {err['msg']}")
         raise InvalidRequest("; ".join(problems)) from exc
+
+
+async def _uncancellable(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` to the end even if the caller is cancelled meanwhile.
+
+    Cleanup that must land in the store (closing a run) uses this: a cancel
+    meanwhile waits for it instead of leaving a session ``running``, and is
+    then absorbed (the caller is already on its way out).
+    """
+    task = asyncio.ensure_future(work)
+    while True:
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                raise
+
+
+def _expand(cwd: str) -> Path:
+    """``cwd`` with ``~`` expanded; an unknown user's home is a missing folder."""
+    try:
+        return Path(cwd).expanduser()
+    except RuntimeError:  # ~nosuchuser
+        raise CwdMissing(cwd) from None
+
+
+def _existing_cwd(cwd: str) -> Path:
+    """The folder a run starts in, or ``cwd_missing`` naming it."""
+    path = _expand(cwd)
+    if not path.is_dir():
+        raise CwdMissing(cwd)
+    return path.resolve()
 
 
 def title_from_prompt(prompt: str) -> str:
@@ -118,6 +154,9 @@ class RunHandle:
         return await asyncio.shield(self._task)
 
     def cancel(self) -> None:
+        """Ask the run to stop; it is stored ``cancelled`` with what it said so far."""
+        if self._cancel_requested:
+            return  # a second signal must not cut the run's own cleanup short
         self._cancel_requested = True
         if self._task is not None and self._started:
             self._task.cancel()
@@ -141,6 +180,7 @@ class AgentOrchestrator:
         self.clock = clock
         self._new_id = new_id
         self._runs: dict[str, RunHandle] = {}
+        self._background: set[asyncio.Future[None]] = set()  # transcript imports
 
     @classmethod
     async def open(
@@ -168,6 +208,7 @@ class AgentOrchestrator:
             for handle in handles:
                 handle.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*self._background, return_exceptions=True)
         await self.store.close()
 
     # --- discovery and preview ------------------------------------------
@@ -357,32 +398,37 @@ class AgentOrchestrator:
                 if v is not None
             },
         )
-        if request.conversation_id is not None:
-            assert request.prompt is not None
-            return [
-                await self._follow_up(request.conversation_id, request.prompt, request.agent_id)
-            ]
-        if request.batch is not None:
-            # Check every item before starting any, so a bad item starts nothing.
-            plans = [
-                (
-                    item.prompt,
-                    self._runner_for(item.agent_id or request.agent_id),
-                    self._check_cwd(item.cwd or request.cwd),
+        started: list[RunHandle] = []
+        try:
+            if request.conversation_id is not None:
+                assert request.prompt is not None
+                started.append(
+                    await self._follow_up(request.conversation_id, request.prompt, request.agent_id)
                 )
-                for item in request.batch
-            ]
-            return [
-                await self._launch(p, agent, runner, where, request.mode)
-                for p, (agent, runner), where in plans
-            ]
-        assert request.prompt is not None
-        agent, runner = self._runner_for(request.agent_id)
-        return [
-            await self._launch(
-                request.prompt, agent, runner, self._check_cwd(request.cwd), request.mode
-            )
-        ]
+                return started
+            if request.batch is not None:
+                # Check every item before starting any, so a bad item starts nothing.
+                plans = [
+                    (
+                        item.prompt,
+                        self._runner_for(item.agent_id or request.agent_id),
+                        self._check_cwd(item.cwd or request.cwd),
+                    )
+                    for item in request.batch
+                ]
+                for p, (agent, runner), where in plans:
+                    started.append(await self._launch(p, agent, runner, where, request.mode))
+                return started
+            assert request.prompt is not None
+            agent, runner = self._runner_for(request.agent_id)
+            where = self._check_cwd(request.cwd)
+            started.append(await self._launch(request.prompt, agent, runner, where, request.mode))
+            return started
+        except asyncio.CancelledError:
+            # The caller will never see these handles: their runs stop too.
+            for handle in started:
+                handle.cancel()
+            raise
 
     def _runner_for(self, agent_id: str | None) -> tuple[str, Runner]:
         agent = agent_id or self.settings.default_agent
@@ -392,10 +438,15 @@ class AgentOrchestrator:
         return agent, build_runner(agent, config)
 
     def _check_cwd(self, cwd: str | None) -> Path:
-        path = Path(cwd).expanduser() if cwd else Path.cwd()
-        if not path.is_dir():
+        if not cwd:
+            try:
+                return Path.cwd()
+            except FileNotFoundError:  # the shell's folder was deleted under it
+                raise CwdMissing(".") from None
+        path = _expand(cwd)
+        if path.exists() and not path.is_dir():
             raise InvalidRequest(f"cwd: {cwd!r} is not a directory")
-        return path.resolve()
+        return _existing_cwd(cwd)
 
     async def _prompt_message(self, prompt: str, run_id: str, at_us: int) -> NewMessage:
         tokens = await asyncio.to_thread(count_tokens, prompt)
@@ -409,133 +460,190 @@ class AgentOrchestrator:
         conversation_id, run_id = self._new_id(), self._new_id()
         branch = await asyncio.to_thread(current_branch, cwd)
         config = self.settings.agents[agent_id]
-        await self.store.runs.start_launch(
-            NewSession(
-                conversation_id=conversation_id,
-                agent_id=agent_id,
-                mode=mode,
-                cwd=str(cwd),
-                title=title_from_prompt(prompt),
-                created_us=at_us,
-                context_limit=config.context_limit,
-                git_branch=branch,
-            ),
-            NewRun(run_id, agent_id, RunKind.LAUNCH, prompt, at_us),
-            # An agent that writes its own transcript (a real CLI) is the record
-            # of the conversation: the importer indexes its file instead.
-            None if runner.owns_transcript else await self._prompt_message(prompt, run_id, at_us),
+        # An agent that writes its own transcript (a real CLI) is the record
+        # of the conversation: the importer indexes its file instead.
+        message = (
+            None if runner.owns_transcript else await self._prompt_message(prompt, run_id, at_us)
         )
-        await self._emit(
-            DelegateLaunched(
-                at=now,
-                conversation_id=conversation_id,
-                run_id=run_id,
-                agent_id=agent_id,
-                prompt=prompt,
-                mode=mode,
-            )
+        await self._claim(
+            run_id,
+            self.store.runs.start_launch(
+                NewSession(
+                    conversation_id=conversation_id,
+                    agent_id=agent_id,
+                    mode=mode,
+                    cwd=str(cwd),
+                    title=title_from_prompt(prompt),
+                    created_us=at_us,
+                    context_limit=config.context_limit,
+                    git_branch=branch,
+                ),
+                NewRun(run_id, agent_id, RunKind.LAUNCH, prompt, at_us),
+                message,
+            ),
+        )
+        started = DelegateLaunched(
+            at=now,
+            conversation_id=conversation_id,
+            run_id=run_id,
+            agent_id=agent_id,
+            prompt=prompt,
+            mode=mode,
         )
         request = RunRequest(run_id, conversation_id, agent_id, prompt, cwd, turn=1)
-        return self._start(request, runner, RunKind.LAUNCH)
+        return self._start(request, runner, RunKind.LAUNCH, started)
 
     async def _follow_up(
         self, conversation_id: str, prompt: str, agent_id: str | None
     ) -> RunHandle:
         session = await self.store.sessions.get(conversation_id)
         agent, runner = self._runner_for(agent_id or session.agent_id)
+        # Checked before anything is written. Only an agent CLI runs in the
+        # folder; a scripted or HTTP agent (demo sessions) resumes anywhere.
+        runs_in_folder = self.settings.agents[agent].runner in CLI_RUNNERS
+        cwd = _existing_cwd(session.cwd) if runs_in_folder else Path(session.cwd)
         now = self.clock()
         at_us = to_us(now)
         run_id = self._new_id()
         message = (
             None if runner.owns_transcript else await self._prompt_message(prompt, run_id, at_us)
         )
-        session = await self.store.runs.claim_follow_up(
-            conversation_id, NewRun(run_id, agent, RunKind.FOLLOW_UP, prompt, at_us), message
+        session = await self._claim(
+            run_id,
+            self.store.runs.claim_follow_up(
+                conversation_id, NewRun(run_id, agent, RunKind.FOLLOW_UP, prompt, at_us), message
+            ),
         )
-        await self._emit(
-            FollowUpStarted(
-                at=now,
-                conversation_id=conversation_id,
-                run_id=run_id,
-                agent_id=agent,
-                prompt=prompt,
-            )
+        started = FollowUpStarted(
+            at=now,
+            conversation_id=conversation_id,
+            run_id=run_id,
+            agent_id=agent,
+            prompt=prompt,
         )
         request = RunRequest(
             run_id,
             conversation_id,
             agent,
             prompt,
-            Path(session.cwd),
+            cwd,
             turn=session.metrics.turns,
             context_tokens=session.context.used_tokens - (message.token_count if message else 0),
             is_follow_up=True,
         )
-        if runner.wants_history:
-            request = dataclasses.replace(
-                request, history=await self._history_before(conversation_id, run_id)
+        return self._start(request, runner, RunKind.FOLLOW_UP, started)
+
+    async def _claim(self, run_id: str, claim: Awaitable[T]) -> T:
+        """Await the transaction that records a run; a cancel there leaves no run open.
+
+        A cancel can land after the COMMIT reached the database but before the
+        caller saw it: the run then exists with no task to close it, so it is
+        closed here (``cancelled``) before the cancel goes on.
+        """
+        try:
+            return await claim
+        except asyncio.CancelledError:
+            await _uncancellable(self._abandon(run_id))
+            raise
+
+    async def _abandon(self, run_id: str) -> None:
+        try:
+            run = await self.store.runs.get(run_id)
+        except DelegateError:
+            return  # never committed: nothing to close
+        if run.status is RunStatus.RUNNING:
+            await self.store.runs.finish(
+                run_id,
+                RunStatus.CANCELLED,
+                Usage(),
+                "",
+                CANCELLED_BY_USER,
+                to_us(self.clock()),
+                None,
             )
-        return self._start(request, runner, RunKind.FOLLOW_UP)
 
     async def _history_before(self, conversation_id: str, run_id: str) -> list[Message]:
         """The newest stored messages before this run, oldest first."""
         messages, _ = await self.store.messages.recent(conversation_id, HISTORY_MESSAGES + 1)
         return [m for m in reversed(messages) if m.run_id != run_id][-HISTORY_MESSAGES:]
 
-    def _start(self, request: RunRequest, runner: Runner, kind: RunKind) -> RunHandle:
+    def _start(
+        self, request: RunRequest, runner: Runner, kind: RunKind, started: HistoryEvent
+    ) -> RunHandle:
+        """Create the run's task at once: from here on, the task owns closing the run."""
         handle = RunHandle(request.run_id, request.conversation_id, request.agent_id, kind)
-        handle._task = asyncio.create_task(self._execute(handle, runner, request))
+        handle._task = asyncio.create_task(self._execute(handle, runner, request, started))
         self._runs[request.run_id] = handle
         return handle
 
-    async def _execute(self, handle: RunHandle, runner: Runner, request: RunRequest) -> Run:
+    async def _execute(
+        self, handle: RunHandle, runner: Runner, request: RunRequest, started: HistoryEvent
+    ) -> Run:
         """Drive the runner, store what it says, and close the run whatever happens."""
         usage, status, error, reply = Usage(), RunStatus.COMPLETED, None, []
+        streamed: list[str] = []  # text since the last whole assistant message
         ended: RunCompleted | RunFailed | None = None
         handle._started = True
         try:
             if handle._cancel_requested:
                 raise asyncio.CancelledError
-            async for event in runner.run(request):
-                handle._events.put_nowait(event)
-                if isinstance(event, TextDelta):
-                    self.bus.publish(
-                        RunOutput(
-                            conversation_id=request.conversation_id,
-                            run_id=request.run_id,
-                            text=event.text,
+            await self._emit(started)
+            if runner.wants_history:
+                request = dataclasses.replace(
+                    request,
+                    history=await self._history_before(request.conversation_id, request.run_id),
+                )
+            # aclosing: whatever ends the loop (a cancel, an error in its body),
+            # the runner's generator is closed here, and with it the agent's
+            # process group, before the run is stored closed.
+            async with closing(runner.run(request)) as events:
+                async for event in events:
+                    handle._events.put_nowait(event)
+                    if isinstance(event, TextDelta):
+                        streamed.append(event.text)
+                        self.bus.publish(
+                            RunOutput(
+                                conversation_id=request.conversation_id,
+                                run_id=request.run_id,
+                                text=event.text,
+                            )
                         )
-                    )
-                elif isinstance(event, MessageOut):
-                    if not runner.owns_transcript:
-                        await self._store_reply(request, event)
-                    if event.role is Role.ASSISTANT:
-                        reply.append(event.content)
-                elif isinstance(event, ConversationIdAssigned):
-                    request = await self._rekey(handle, request, event.external_id)
-                elif isinstance(event, RunCompleted):
-                    usage, ended = event.usage, event
-                elif isinstance(event, RunFailed):
-                    status, error, ended = RunStatus.FAILED, event.error, event
+                    elif isinstance(event, MessageOut):
+                        if not runner.owns_transcript:
+                            await self._store_reply(request, event)
+                        if event.role is Role.ASSISTANT:
+                            reply.append(event.content)
+                            streamed.clear()
+                    elif isinstance(event, ConversationIdAssigned):
+                        request = await self._rekey(handle, request, event.external_id)
+                    elif isinstance(event, RunCompleted):
+                        usage, ended = event.usage, event
+                    elif isinstance(event, RunFailed):
+                        status, error, ended = RunStatus.FAILED, event.error, event
         except asyncio.CancelledError:
-            status, error = RunStatus.CANCELLED, "cancelled by the user"
+            status, error = RunStatus.CANCELLED, CANCELLED_BY_USER
         except RunnerUnavailable as exc:
             status, error = RunStatus.FAILED, exc.message
         except Exception as exc:  # a runner bug must not leave the session running
             status, error = RunStatus.FAILED, f"{type(exc).__name__}: {exc}"
         finally:
             handle._events.put_nowait(None)
-        closing = asyncio.ensure_future(
+        partial = "".join(streamed) if status is not RunStatus.COMPLETED else ""
+        run = await _uncancellable(
             self._close_run(
-                request, status, usage, "".join(reply), error, ended, not runner.owns_transcript
+                request,
+                status,
+                usage,
+                "".join(reply) + partial,
+                error,
+                ended,
+                store_note=not runner.owns_transcript,
+                partial=partial,
             )
         )
-        try:
-            run = await asyncio.shield(closing)
-        except asyncio.CancelledError:  # cancelled while closing: the run still ends closed
-            run = await closing
         if runner.owns_transcript:
-            await self._sync_transcripts()
+            # After the result is delivered: the caller's wait() does not pay for it.
+            self._after_run(self._import_transcript(request))
         return run
 
     async def _rekey(self, handle: RunHandle, request: RunRequest, new_id: str) -> RunRequest:
@@ -548,12 +656,29 @@ class AgentOrchestrator:
         handle.conversation_id = new_id
         return dataclasses.replace(request, conversation_id=new_id)
 
-    async def _sync_transcripts(self) -> None:
-        """Index what an agent CLI just wrote, so store and disk agree."""
+    def _after_run(self, work: Coroutine[Any, Any, None]) -> None:
+        """Work that follows a stored run; :meth:`close` waits for it."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _import_transcript(self, request: RunRequest) -> None:
+        """Index the transcript the agent CLI just wrote (that file only)."""
+        from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+
+        config = self.settings.agents[request.agent_id]
+        env = {**os.environ, **config.env}
+        source, root = (
+            ("codex", env.get("CODEX_HOME"))
+            if config.runner == "codex"
+            else ("claude-code", env.get("CLAUDE_CONFIG_DIR"))
+        )
         try:
-            await self.import_sources()
+            await import_transcript(
+                self.store, source, request.conversation_id, Path(root) if root else None
+            )
         except Exception:  # the run is over and stored; a failed index is not its failure
-            log.exception("importing agent transcripts after a run failed")
+            log.exception("importing the transcript of run %s failed", request.run_id)
 
     async def _store_reply(self, request: RunRequest, event: MessageOut) -> None:
         now_us = to_us(self.clock())
@@ -581,8 +706,12 @@ class AgentOrchestrator:
         output: str,
         error: str | None,
         ended: RunCompleted | RunFailed | None = None,
+        *,
         store_note: bool = True,
+        partial: str = "",
     ) -> Run:
+        if partial and store_note:  # what the agent said before it was cut short is kept
+            await self._store_reply(request, MessageOut(Role.ASSISTANT, partial))
         now = self.clock()
         note = None
         # A CLI's transcript is the session's record (previews read it as long as

@@ -14,6 +14,7 @@ from support import BASE_US, finished, query, row_counts
 
 from core.errors import (
     AgentBusy,
+    CwdMissing,
     DismissRefused,
     InvalidRequest,
     SessionNotReady,
@@ -118,6 +119,7 @@ async def test_agent_busy_while_a_run_is_active(orch: AgentOrchestrator, data_di
     await first.wait()
 
     second = await follow_up(orch, cid, "a slow follow-up")
+    await anext(aiter(second.stream()))  # started: its history row is written
     before = row_counts(data_dir)
     with pytest.raises(AgentBusy):
         await follow_up(orch, cid, "still too early")
@@ -346,8 +348,11 @@ async def test_close_without_waiting_cancels_runs(data_dir: Path) -> None:
 
 
 async def test_launch_validates_cwd_and_records_it(orch: AgentOrchestrator, tmp_path: Path) -> None:
-    with pytest.raises(InvalidRequest, match="cwd"):
+    with pytest.raises(CwdMissing, match="missing"):
         await launch(orch, "hi", cwd=str(tmp_path / "missing"))
+    (tmp_path / "a-file").touch()
+    with pytest.raises(InvalidRequest, match="cwd"):
+        await launch(orch, "hi", cwd=str(tmp_path / "a-file"))
     handle = await launch(orch, "hi", cwd=str(tmp_path))
     await handle.wait()
     session = await orch.get_session(handle.conversation_id)

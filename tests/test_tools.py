@@ -203,7 +203,7 @@ async def test_launch_in_missing_cwd_starts_nothing(
 ) -> None:
     before = snapshot(data_dir)
     missing = str(tmp_path / "missing")
-    assert_error(await delegate_agent(orch, {"prompt": "hi", "cwd": missing}), "invalid_request")
+    assert_error(await delegate_agent(orch, {"prompt": "hi", "cwd": missing}), "cwd_missing")
     assert snapshot(data_dir) == before
 
 
@@ -212,6 +212,7 @@ async def test_agent_busy_payload_is_exact_and_writes_nothing(
 ) -> None:
     await seed(orch, finished("c1", BASE_US, agent_id="slow"))
     [handle] = await orch.delegate(prompt="take your time", conversation_id="c1")
+    await anext(aiter(handle.stream()))  # started: its history row is written
     before = snapshot(data_dir)
     response = await delegate_agent(orch, {"conversation_id": "c1", "prompt": "are you done?"})
     assert response == {
@@ -229,6 +230,7 @@ async def test_dismiss_refused_while_running_writes_nothing(
 ) -> None:
     await seed(orch, finished("c1", BASE_US, agent_id="slow"))
     [handle] = await orch.delegate(prompt="busy", conversation_id="c1")
+    await anext(aiter(handle.stream()))  # started: its history row is written
     before = snapshot(data_dir)
     response = await delegate_sessions(orch, {"operation": "dismiss", "conversation_id": "c1"})
     assert_error(response, "dismiss_refused", "c1")
@@ -540,6 +542,7 @@ def _check_shape(tool: str, request_: dict[str, Any], response: dict[str, Any]) 
             "dismiss_refused",
             "agent_busy",
             "session_not_ready",
+            "cwd_missing",
         }
     elif tool == "delegate_agent":
         assert response["status"] == "ok"

@@ -74,27 +74,66 @@ async def cmd_sessions_dismiss(orch: AgentOrchestrator, args: argparse.Namespace
     return EXIT_OK
 
 
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
 async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    """Run one launch or follow-up, streaming its reply.
+
+    SIGINT, SIGTERM and SIGHUP cancel the run at once: the agent's process
+    group is stopped, the partial reply kept, the run stored ``cancelled``,
+    and the exit code is 128 + the signal's number (130 for Ctrl+C).
+    """
+    import signal
+
     from core.runners import RunFailed, TextDelta
 
-    handles = await orch.delegate(
-        prompt=_read_arg(args.prompt),
-        agent_id=args.agent,
-        conversation_id=args.session,
-        cwd=args.cwd,
-        mode="detached" if args.detached else "standard",
-    )
-    handle = handles[0]
-    err = sys.stderr
-    kind = "follow-up" if args.session else "launch"
-    print(f"{kind} run {handle.run_id} in conversation {handle.conversation_id}", file=err)
-    async for event in handle.stream():
-        if isinstance(event, TextDelta):
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
-        elif isinstance(event, RunFailed):
-            print(f"\nrun failed: {event.error}", file=err)
-    run = await handle.wait()
+    loop = asyncio.get_running_loop()
+    caller = asyncio.current_task()
+    caught: list[int] = []
+    handles: list[Any] = []
+
+    def stop(signum: int) -> None:
+        caught.append(signum)
+        if handles:
+            handles[0].cancel()
+        elif caller is not None and len(caught) == 1:
+            caller.cancel()  # still launching: delegate() closes what it started
+
+    installed = []
+    for name in STOP_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is None:  # pragma: no cover - not POSIX
+            continue
+        loop.add_signal_handler(sig, stop, int(sig))
+        installed.append(sig)
+    try:
+        try:
+            handles += await orch.delegate(
+                prompt=_read_arg(args.prompt),
+                agent_id=args.agent,
+                conversation_id=args.session,
+                cwd=args.cwd,
+                mode="detached" if args.detached else "standard",
+            )
+        except asyncio.CancelledError:
+            if caught:
+                return 128 + caught[0]
+            raise
+        handle = handles[0]
+        err = sys.stderr
+        kind = "follow-up" if args.session else "launch"
+        print(f"{kind} run {handle.run_id} in conversation {handle.conversation_id}", file=err)
+        async for event in handle.stream():
+            if isinstance(event, TextDelta):
+                sys.stdout.write(event.text)
+                sys.stdout.flush()
+            elif isinstance(event, RunFailed):
+                print(f"\nrun failed: {event.error}", file=err)
+        run = await handle.wait()
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
     sys.stdout.write("\n")
     usage = run.usage
     print(
@@ -102,6 +141,8 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         f"{usage.input_tokens} in / {usage.output_tokens} out tokens",
         file=err,
     )
+    if caught:
+        return 128 + caught[0]
     return EXIT_OK if run.status.value == "completed" else EXIT_ERROR
 
 

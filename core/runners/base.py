@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -91,6 +92,23 @@ class Runner(Protocol):
     def wants_history(self) -> bool: ...
 
     def run(self, request: RunRequest) -> AsyncIterator[RunEvent]: ...
+
+
+@contextlib.asynccontextmanager
+async def closing(events: AsyncIterator[RunEvent]) -> AsyncIterator[AsyncIterator[RunEvent]]:
+    """Iterate a runner's events; however the loop ends, the stream is closed on the way out.
+
+    A runner's ``run`` is an async generator: closing it runs its ``finally``
+    blocks (a CLI runner kills its process group there) before the caller goes
+    on to store the run as closed. Without this, a loop body that raises leaves
+    the generator suspended and the agent running until garbage collection.
+    """
+    try:
+        yield events
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def json_object(text: str) -> dict[str, Any] | None:

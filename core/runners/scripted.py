@@ -10,6 +10,8 @@ Script file (TOML or JSON), first matching rule wins::
     match = "."
     reply = "turn {turn}: done with {prompt}"
     tool = "shell"               # optional: emit a tool call before the reply
+    gate = "/tmp/go"             # optional: after ``gate_after`` chunks (default 1),
+    gate_after = 1               # wait until this file exists, then stream the rest
 
 Placeholders: ``{prompt}``, ``{turn}``, ``{agent}``, ``{persona}``.
 """
@@ -41,6 +43,7 @@ from core.runners.base import (
 )
 from core.tokens import count_tokens
 
+GATE_POLL_S = 0.02
 _ECHO = "[{persona}] turn {turn}: {prompt}"
 _WORDS = re.compile(r"\S+\s*|\s+")
 
@@ -53,6 +56,10 @@ class ScriptRule(BaseModel):
     fail: str | None = None
     tool: str | None = None
     delay: float | None = Field(default=None, ge=0)
+    # A reply that stops half way until a file appears: tests hold a run in
+    # flight for exactly as long as they need, with no timing involved.
+    gate: Path | None = None
+    gate_after: int = Field(default=1, ge=0)
 
 
 class Script(BaseModel):
@@ -73,6 +80,13 @@ def load_script(path: Path) -> Script:
     except (OSError, ValueError, ValidationError, re.error) as exc:
         raise RunnerUnavailable(f"scripted runner: cannot use script {path}: {exc}") from exc
     return script
+
+
+async def _wait_for_file(path: Path) -> None:
+    while True:  # polled: a test or a person creates it from outside
+        if path.exists():
+            return
+        await asyncio.sleep(GATE_POLL_S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +132,9 @@ class ScriptedRunner:
             agent=self.agent_id,
             persona=self.persona,
         )
-        for chunk in _WORDS.findall(reply):
+        for index, chunk in enumerate(_WORDS.findall(reply)):
+            if rule.gate is not None and index == rule.gate_after:
+                await _wait_for_file(rule.gate)
             if delay:
                 await asyncio.sleep(delay)
             yield TextDelta(chunk)

@@ -7,6 +7,13 @@ cancel, an error in the caller) sends SIGTERM to the whole group, then SIGKILL
 after a grace period. Even a clean exit sweeps the group, so a tool the agent
 started in the background cannot outlive the run. Standard error is read all
 along (a full pipe would stall the child) and its last 64 KiB are kept.
+
+A group must not outlive delegate either, even one killed with SIGKILL (no
+``finally`` runs then): beside each CLI runs a watchdog, a tiny ``sh`` in its
+own session that holds the read end of a pipe whose only writer is delegate.
+When delegate says goodbye the watchdog exits; when the pipe ends without a
+goodbye (delegate died, the kernel closed its end) it kills the whole group.
+This covers the CLI's own children too, which a parent-death signal would not.
 """
 
 from __future__ import annotations
@@ -29,6 +36,10 @@ SWEEP_WAIT_S = 2.0
 EXIT_WAIT_S = 10.0  # a CLI whose output ended gets this long to exit by itself
 # One JSON line of a stream can be large (a tool result with a whole file).
 LINE_LIMIT = 64 * 1024 * 1024
+# Reads one line: a goodbye means the run ended in order; end of file without
+# one means delegate died, so the group ($0) is killed.
+WATCHDOG_SCRIPT = 'read goodbye || kill -9 "-$0" 2>/dev/null'  # dash has no "kill --"
+WATCHDOG_SHELL = "/bin/sh"
 
 
 def resolve_binary(binary: str, env: Mapping[str, str], setting: str) -> str:
@@ -120,6 +131,7 @@ async def cli_process(
     )
     cli = CliProcess(process)
     cli._stderr_task = asyncio.create_task(cli._drain_stderr())
+    watchdog = await _start_watchdog(process.pid)
     try:
         yield cli
     except BaseException:
@@ -143,6 +155,46 @@ async def cli_process(
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(cli._stderr_task), 1.0)
             cli._stderr_task.cancel()
+        if watchdog is not None:
+            watchdog.goodbye()
+
+
+@dataclass
+class Watchdog:
+    """Kills a CLI's process group if delegate dies first (see the module docstring)."""
+
+    process: asyncio.subprocess.Process
+    write_fd: int
+
+    def goodbye(self) -> None:
+        """The run ended in order: let the watchdog exit without killing anything."""
+        with contextlib.suppress(OSError):  # already gone: nothing to tell
+            os.write(self.write_fd, b"bye\n")
+        os.close(self.write_fd)
+
+
+async def _start_watchdog(pgid: int) -> Watchdog | None:
+    """Start the watchdog of group ``pgid``; None where there is no POSIX shell."""
+    if not os.path.exists(WATCHDOG_SHELL):  # pragma: no cover - not POSIX
+        return None
+    read_fd, write_fd = os.pipe()  # both close-on-exec: no other child holds them
+    try:
+        process = await asyncio.create_subprocess_exec(
+            WATCHDOG_SHELL,
+            "-c",
+            WATCHDOG_SCRIPT,
+            str(pgid),
+            stdin=read_fd,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,  # a signal to delegate's own group spares it
+        )
+    except OSError:  # pragma: no cover - cannot fork: run on without one
+        os.close(write_fd)
+        return None
+    finally:
+        os.close(read_fd)
+    return Watchdog(process, write_fd)
 
 
 async def exited(process: asyncio.subprocess.Process) -> int:

@@ -19,7 +19,7 @@ import os
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
@@ -27,9 +27,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from core.sources import claude
 from core.sources import files as discovery
 from core.sources.report import FileSkips, ImportProgress, ImportReport, UnreadableFile
-from core.sources.worker import FileResult, FileTask, parse_batch
+from core.sources.worker import FileResult, FileTask, parse_batch, process_started, watch_parent
 from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store
 
 FIRST_BATCH_FILES, FIRST_BATCH_BYTES = 24, 4 * 1024 * 1024
@@ -38,6 +39,9 @@ POOL_THRESHOLD_BYTES = 32 * 1024 * 1024
 """Below this much to read, parsing in a thread beats starting worker processes."""
 MAX_WORKERS = 4
 SKIPS_IN_REPORT = 200
+IMPORT_LOCK_FILENAME = "import.lock"
+LOCK_POLL_S = 0.05
+CODEX_DATE_DEPTH = 3  # sessions/<year>/<month>/<day>
 
 ProgressCallback = Callable[[ImportProgress], None]
 
@@ -250,6 +254,32 @@ def _plan(
     return tasks
 
 
+@contextlib.asynccontextmanager
+async def import_lock(data_dir: Path) -> AsyncIterator[None]:
+    """One import at a time per data folder, across tasks, threads and processes.
+
+    An exclusive ``flock`` on a lock file in the data folder: a lock belongs to
+    an open file, so two imports of one process exclude each other as two
+    processes do. Taken by polling (never a blocking call a cancel cannot reach).
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: imports are not serialised
+        yield
+        return
+    fd = os.open(data_dir / IMPORT_LOCK_FILENAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                await asyncio.sleep(LOCK_POLL_S)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 async def import_sources(
     store: Store,
     claude_dir: Path | None = None,
@@ -259,6 +289,99 @@ async def import_sources(
     workers: int | None = None,
 ) -> ImportReport:
     """Bring the index up to date with the agents' folders; see the module docstring."""
+    async with import_lock(store.path.parent):
+        return await _import_all(store, claude_dir, codex_dir, progress, workers=workers)
+
+
+def find_transcript(source: str, conversation_id: str, root: Path | None) -> str | None:
+    """Where an agent CLI keeps this conversation's transcript, by its layout.
+
+    Claude Code: ``projects/<any>/<id>.jsonl``; Codex: ``sessions/<y>/<m>/<d>/
+    rollout-<time>-<id>.jsonl``, newest dates first (a fresh run is in today's).
+    Only directory listings: nothing is opened.
+    """
+    if source == claude.SOURCE:
+        projects = discovery.claude_root(root) / "projects"
+        for project in _sorted_dirs(projects, newest_first=False):
+            candidate = project / f"{conversation_id}.jsonl"
+            if candidate.is_file():
+                return str(candidate)
+        return None
+    suffix = f"-{conversation_id}.jsonl"
+    return _find_rollout(discovery.codex_root(root) / "sessions", suffix, depth=0)
+
+
+def _sorted_dirs(path: Path, *, newest_first: bool) -> list[Path]:
+    try:
+        with os.scandir(path) as it:
+            dirs = [Path(e.path) for e in it if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    return sorted(dirs, reverse=newest_first)
+
+
+def _find_rollout(folder: Path, suffix: str, depth: int) -> str | None:
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                    return entry.path
+    except OSError:
+        return None
+    if depth >= CODEX_DATE_DEPTH:
+        return None
+    for sub in _sorted_dirs(folder, newest_first=True):
+        found = _find_rollout(sub, suffix, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+async def import_transcript(
+    store: Store, source: str, conversation_id: str, root: Path | None = None
+) -> bool:
+    """Index one conversation's transcript (incrementally), not the whole tree.
+
+    The file is the one the index already knows for the session, else the one
+    the agent's layout names under ``root`` (default: the agent's usual
+    folder). False when there is none yet (a CLI that failed before writing).
+    """
+    async with import_lock(store.path.parent):
+        known = await store.imports.transcript_for(conversation_id)
+        path = known[0] if known is not None else None
+        if path is None or not os.path.isfile(path):
+            path = await asyncio.to_thread(find_transcript, source, conversation_id, root)
+        if path is None:
+            return False
+        found = discovery.Discovery()
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        id_hint = Path(path).stem
+        found.files.append(
+            discovery.FoundFile(
+                path,
+                source,
+                st.st_size,
+                st.st_mtime_ns,
+                id_hint if source == claude.SOURCE else id_hint[-36:],
+            )
+        )
+        tasks = _plan(found, {}, await store.imports.file_rows([path]))
+        run = _Run(store, None, time.perf_counter())
+        await run.commit(await asyncio.to_thread(parse_batch, tasks))
+        return True
+
+
+async def _import_all(
+    store: Store,
+    claude_dir: Path | None,
+    codex_dir: Path | None,
+    progress: ProgressCallback | None,
+    *,
+    workers: int | None,
+) -> ImportReport:
     started = datetime.now(UTC)
     t0 = time.perf_counter()
     claude_root = discovery.claude_root(claude_dir)
@@ -319,8 +442,16 @@ async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -
     Returns the number of worker processes that did the work (0 after a fallback).
     """
     loop = asyncio.get_running_loop()
+    me = os.getpid()
     with _usable_stderr():
-        pool = ProcessPoolExecutor(count, mp_context=_pool_context())
+        pool = ProcessPoolExecutor(
+            count,
+            mp_context=_pool_context(),
+            # Killed with SIGKILL, this process runs no cleanup: each worker
+            # watches it and exits (then the forkserver and tracker follow).
+            initializer=watch_parent,
+            initargs=(me, process_started(me)),
+        )
     pending: deque[tuple[list[FileTask], asyncio.Future[list[FileResult]]]] = deque()
     rest = deque(batches[1:])
     broken = False

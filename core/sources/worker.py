@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +20,7 @@ from core.sources.lines import BadLine, ForwardLines, loads
 
 HEAD_BYTES = 4096
 """A file whose first (up to) 4 KiB changed was rewritten, not appended to."""
+PARENT_POLL_S = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,3 +148,44 @@ def parse_file(task: FileTask) -> FileResult:
 def parse_batch(tasks: list[FileTask]) -> list[FileResult]:
     """Entry point of a worker process: one result per task, in order."""
     return [parse_file(t) for t in tasks]
+
+
+# --- a worker never outlives the import that started it --------------------
+
+
+def process_started(pid: int) -> str | None:
+    """When ``pid`` started (``/proc``: ticks since boot), "" where unknowable, None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+    except FileNotFoundError:
+        return None
+    except OSError:  # not Linux: only "exists" can be checked
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:
+            pass
+        return ""
+    fields = stat[stat.rfind(")") + 2 :].split()
+    if fields[:1] == ["Z"]:
+        return None  # exited, waiting to be reaped
+    return fields[19] if len(fields) > 19 else ""
+
+
+def watch_parent(pid: int, started: str | None) -> None:
+    """Pool initializer: end this worker as soon as process ``pid`` (the importer) is gone.
+
+    The worker's own parent is the forkserver, which stays up as long as any
+    worker does: so each worker watches the importing process itself, by pid
+    and start time (a reused pid is another process).
+    """
+    threading.Thread(target=_watch, args=(pid, started), name="watch-parent", daemon=True).start()
+
+
+def _watch(pid: int, started: str | None) -> None:
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if process_started(pid) != started:
+            os._exit(1)  # the importer is gone: nothing will read our results

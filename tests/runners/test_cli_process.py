@@ -9,20 +9,30 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from support import write_config
+from support import db_path, write_config
 
 from core.config import AgentConfig
 from core.models import RunStatus
 from core.orchestrator import AgentOrchestrator
 from core.runners import subprocess as cli
-from core.runners.base import RunCompleted, RunEvent, RunFailed, RunRequest, RunStarted
+from core.runners.base import (
+    ConversationIdAssigned,
+    RunCompleted,
+    RunEvent,
+    RunFailed,
+    RunRequest,
+    RunStarted,
+    closing,
+)
 from core.runners.claude_code import ClaudeCodeRunner
+from core.runners.codex import CodexRunner
 
 FAKE_CLI = """#!{python}
 import json, os, signal, subprocess, sys, time
@@ -183,3 +193,82 @@ async def test_orchestrator_keeps_stderr_on_the_failed_run_and_no_messages(
     # Nothing of ours: the prompt belongs to the CLI's own transcript, the error to the run.
     assert page.messages == []
     assert os.environ.get("FAKE_MODE") is None
+
+
+FAKE_CODEX = """#!{python}
+import json, os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+with open(os.environ["FAKE_PIDS"], "w") as fh:
+    fh.write(f"{{os.getpid()}} {{child.pid}}")
+gate = os.environ["FAKE_GATE"]
+while not os.path.exists(gate):
+    time.sleep(0.02)
+print(json.dumps({{"type": "thread.started", "thread_id": "{thread}"}}), flush=True)
+time.sleep(600)
+"""
+THREAD_ID = "0199a3c2-7d1e-7a40-9b0e-3f2a1c4d5e6f"
+
+
+async def test_a_loop_body_that_raises_kills_the_group_before_the_run_is_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 7.6: the body is cancelled mid-way (re-keying to Codex's thread id
+    while another process holds the store's write lock): when the run is stored
+    closed, the CLI and its child are already gone."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setattr(cli, "KILL_GRACE_S", 0.5)
+    fake = tmp_path / "fake-codex"
+    fake.write_text(FAKE_CODEX.format(python=sys.executable, thread=THREAD_ID))
+    fake.chmod(0o755)
+    pidfile, gate = tmp_path / "pids", tmp_path / "gate"
+    data = write_config(
+        tmp_path / "data",
+        f"""
+[agents.fakecodex]
+runner = "codex"
+binary = "{fake}"
+env = {{ FAKE_PIDS = "{pidfile}", FAKE_GATE = "{gate}" }}
+""",
+    )
+    orch = await AgentOrchestrator.open(data)
+    try:
+        [handle] = await orch.delegate("hello", "fakecodex", cwd=str(tmp_path))
+        pids = await wait_for_pids(pidfile)
+        with sqlite3.connect(db_path(data), isolation_level=None) as other:
+            other.execute("BEGIN IMMEDIATE")  # the re-key will wait for this
+            gate.touch()
+            await asyncio.sleep(0.5)  # the thread id is read; the re-key waits on the lock
+            handle.cancel()
+            await asyncio.sleep(0.2)
+            other.execute("ROLLBACK")
+        run = await asyncio.wait_for(handle.wait(), 20)
+        assert run.status is RunStatus.CANCELLED
+        assert not any(alive(p) for p in pids)
+    finally:
+        await orch.close(wait=False)
+
+
+async def test_closing_a_runner_stream_kills_its_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "KILL_GRACE_S", 0.5)
+    fake = tmp_path / "fake-codex"
+    fake.write_text(FAKE_CODEX.format(python=sys.executable, thread=THREAD_ID))
+    fake.chmod(0o755)
+    pidfile, gate = tmp_path / "pids", tmp_path / "gate"
+    gate.touch()
+    config = AgentConfig(
+        runner="codex", binary=str(fake), env={"FAKE_PIDS": str(pidfile), "FAKE_GATE": str(gate)}
+    )
+    runner = CodexRunner.from_config("codex", config)
+
+    async def consume() -> None:
+        async with closing(runner.run(request(tmp_path))) as events:
+            async for event in events:
+                if isinstance(event, ConversationIdAssigned):  # the CLI is running
+                    raise RuntimeError("the loop body failed")
+
+    with pytest.raises(RuntimeError, match="body"):
+        await consume()
+    assert not any(alive(p) for p in await wait_for_pids(pidfile))
