@@ -120,6 +120,48 @@ CREATE TABLE import_reports (
     3: """
 ALTER TABLE runs ADD COLUMN stderr TEXT
 """,
+    # Issues 7 and 15: a run's owner as host identity + pid + start time (a
+    # reused pid or a reboot is a dead owner), and the agent CLI it started.
+    # Hot paths answered by indexes and counters: sessions with a run in flight,
+    # the fullest contexts, sessions and bytes by state (kept by triggers, so
+    # every write keeps them right), id prefixes (the primary key already).
+    4: """
+ALTER TABLE runs ADD COLUMN owner_host_id TEXT;
+ALTER TABLE runs ADD COLUMN owner_started INTEGER;
+ALTER TABLE runs ADD COLUMN agent_pid INTEGER;
+ALTER TABLE runs ADD COLUMN agent_started INTEGER;
+
+CREATE INDEX sessions_in_flight ON sessions (active_run_id) WHERE active_run_id IS NOT NULL;
+CREATE INDEX sessions_fullest
+    ON sessions ((CAST(context_tokens AS REAL) / context_limit) DESC, conversation_id)
+    WHERE context_limit > 0;
+
+CREATE TABLE session_counts (
+    state     TEXT PRIMARY KEY,
+    sessions  INTEGER NOT NULL DEFAULT 0,
+    bytes     INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO session_counts (state, sessions, bytes)
+    SELECT state, count(*), total(bytes_on_disk) FROM sessions GROUP BY state;
+CREATE TRIGGER session_counts_insert AFTER INSERT ON sessions BEGIN
+    INSERT OR IGNORE INTO session_counts (state) VALUES (NEW.state);
+    UPDATE session_counts SET sessions = sessions + 1, bytes = bytes + NEW.bytes_on_disk
+        WHERE state = NEW.state;
+END;
+CREATE TRIGGER session_counts_delete AFTER DELETE ON sessions BEGIN
+    UPDATE session_counts SET sessions = sessions - 1, bytes = bytes - OLD.bytes_on_disk
+        WHERE state = OLD.state;
+END;
+CREATE TRIGGER session_counts_update AFTER UPDATE OF state, bytes_on_disk ON sessions
+    WHEN OLD.state IS NOT NEW.state OR OLD.bytes_on_disk IS NOT NEW.bytes_on_disk
+BEGIN
+    UPDATE session_counts SET sessions = sessions - 1, bytes = bytes - OLD.bytes_on_disk
+        WHERE state = OLD.state;
+    INSERT OR IGNORE INTO session_counts (state) VALUES (NEW.state);
+    UPDATE session_counts SET sessions = sessions + 1, bytes = bytes + NEW.bytes_on_disk
+        WHERE state = NEW.state;
+END
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -52,6 +52,7 @@ class RunStatus(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # its owning process died before it finished
 
 
 class Role(StrEnum):

@@ -24,7 +24,6 @@ from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.errors import CwdMissing, DelegateError, InvalidRequest, RunnerUnavailable, UnknownAgent
 from core.events import (
-    HISTORY_EVENT,
     DelegateFinished,
     DelegateLaunched,
     EventBus,
@@ -62,7 +61,7 @@ from core.runners import (
     build_runner,
 )
 from core.runners.base import Runner, closing
-from core.store import NewMessage, NewRun, NewSession, Store
+from core.store import HistoryEvents, NewMessage, NewRun, NewSession, Store
 from core.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -794,5 +793,9 @@ class AgentOrchestrator:
 
     async def history(self, limit: int = 50) -> list[HistoryEvent]:
         """The latest history events, newest first."""
-        rows = await self.store.history.page(limit)
-        return [HISTORY_EVENT.validate_python(row.payload) for row in rows]
+        return (await self.store.history.events(limit)).events
+
+    async def history_events(self, limit: int = 50) -> HistoryEvents:
+        """The latest history events, and how many stored rows were skipped as unreadable
+        (a kind a newer delegate wrote, or a damaged row)."""
+        return await self.store.history.events(limit)

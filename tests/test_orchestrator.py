@@ -401,12 +401,13 @@ async def test_orphaned_run_of_a_killed_process_is_recovered(data_dir: Path) -> 
             proc.send_signal(signal.SIGKILL)
             await proc.wait()
         assert proc.returncode == -signal.SIGKILL
-        assert (await orch.get_session("c1")).state is SessionState.RUNNING
+        # Any reader sees the dead owner: the run is interrupted, the session free.
+        assert (await orch.get_session("c1")).state is SessionState.IDLE
 
         handle = await follow_up(orch, "c1", "take over", agent_id="echo")
         assert (await handle.wait()).status is RunStatus.COMPLETED
         orphan = await orch.store.runs.get(orphan_run)
-        assert orphan.status is RunStatus.FAILED
+        assert orphan.status is RunStatus.INTERRUPTED
         assert orphan.error is not None
         assert str(proc.pid) in orphan.error
         assert (await orch.get_session("c1")).state is SessionState.IDLE

@@ -24,7 +24,7 @@ from pathlib import Path
 from core.store.agents import AgentsRepository
 from core.store.bulk import BulkRepository
 from core.store.database import Database
-from core.store.history import HistoryRepository
+from core.store.history import HistoryEvents, HistoryRepository
 from core.store.imports import ImportsRepository
 from core.store.messages import (
     SQL_RECENT_MESSAGES,
@@ -44,7 +44,7 @@ from core.store.rows import (
     SourceFileUpdate,
     ready_state,
 )
-from core.store.runs import RunsRepository
+from core.store.runs import AgentProcess, RunsRepository
 from core.store.sessions import SQL_LIST_SESSIONS, SQL_LIST_SESSIONS_AFTER, SessionsRepository
 from core.store.tombstones import TombstonesRepository
 
@@ -53,8 +53,10 @@ __all__ = [
     "SQL_LIST_SESSIONS_AFTER",
     "SQL_RECENT_MESSAGES",
     "SQL_RECENT_MESSAGES_BEFORE",
+    "AgentProcess",
     "Database",
     "FinishedSession",
+    "HistoryEvents",
     "HistoryRow",
     "ImportCommit",
     "ImportedSession",
@@ -76,9 +78,10 @@ class Store:
         self.db = db
         self.messages = MessagesRepository(db)
         self.runs = RunsRepository(db, self.messages)
-        self.sessions = SessionsRepository(db)
+        # Every reader first interrupts runs whose owner is gone (issue 7.7).
+        self.sessions = SessionsRepository(db, before_read=self._interrupt_dead_runs)
         self.history = HistoryRepository(db)
-        self.tombstones = TombstonesRepository(db)
+        self.tombstones = TombstonesRepository(db, before_dismiss=self._interrupt_dead_runs)
         self.imports = ImportsRepository(db)
         self.agents = AgentsRepository(db)
         self.bulk = BulkRepository(db, self.messages)
@@ -99,3 +102,6 @@ class Store:
 
     async def close(self) -> None:
         await self.db.close()
+
+    async def _interrupt_dead_runs(self) -> None:
+        await self.runs.interrupt_dead_runs()

@@ -203,6 +203,7 @@ async def _connect(
     conn = await aiosqlite.connect(uri, uri=True, isolation_level=None)
     opened.append(conn)
     conn.row_factory = aiosqlite.Row
+    await conn.create_function("casefold", 1, casefold, deterministic=True)
     await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     await conn.execute("PRAGMA foreign_keys = ON")
     if not read_only:
@@ -249,5 +250,20 @@ def store_error(path: Path, exc: sqlite3.Error) -> StoreError:
     return StoreError(f"the store {path} failed: {text}")
 
 
+def casefold(value: object) -> object:
+    """SQL ``casefold(x)``: Python's full Unicode case folding (``lower`` is ASCII only)."""
+    return value.casefold() if isinstance(value, str) else value
+
+
 def _split_sql(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
+    """The statements of a migration, whole (a trigger's body holds semicolons)."""
+    statements, pending = [], ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                statements.append(pending.strip())
+            pending = ""
+    if pending.strip(" \n;"):
+        statements.append(pending.strip())
+    return statements

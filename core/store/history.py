@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
+from core.events import HISTORY_EVENT, HistoryEvent
 from core.store.database import Database
 from core.store.rows import HistoryRow, clamp_int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEvents:
+    """History events newest first, and how many stored rows could not be read.
+
+    ``skipped`` counts rows of a kind this version does not know (a newer
+    delegate wrote them) or that are damaged: they are left out, never fatal.
+    """
+
+    events: list[HistoryEvent]
+    skipped: int
 
 
 class HistoryRepository:
@@ -40,14 +56,31 @@ class HistoryRepository:
             sql += " WHERE id < ?"
             params = (before_id, limit)
         rows = await self._db.fetch_all(sql + " ORDER BY id DESC LIMIT ?", params)
-        return [
-            HistoryRow(
-                id=clamp_int(r["id"]),
-                at=clamp_int(r["at"]),
-                kind=str(r["kind"]),
-                conversation_id=r["conversation_id"],
-                run_id=r["run_id"],
-                payload=json.loads(r["payload"]),
+        found = []
+        for r in rows:
+            try:
+                payload = json.loads(r["payload"])
+            except (TypeError, ValueError, RecursionError):
+                payload = None
+            found.append(
+                HistoryRow(
+                    id=clamp_int(r["id"]),
+                    at=clamp_int(r["at"]),
+                    kind=str(r["kind"]),
+                    conversation_id=r["conversation_id"],
+                    run_id=r["run_id"],
+                    payload=payload if isinstance(payload, dict) else {},
+                )
             )
-            for r in rows
-        ]
+        return found
+
+    async def events(self, limit: int, before_id: int | None = None) -> HistoryEvents:
+        """The latest ``limit`` stored rows as events, newest first; unreadable ones counted."""
+        events: list[HistoryEvent] = []
+        skipped = 0
+        for row in await self.page(limit, before_id):
+            try:
+                events.append(HISTORY_EVENT.validate_python(row.payload))
+            except (ValidationError, ValueError, OverflowError, RecursionError):
+                skipped += 1
+        return HistoryEvents(events, skipped)

@@ -9,11 +9,11 @@ processes sharing the file.
 
 from __future__ import annotations
 
-import os
-import socket
+from dataclasses import dataclass
 
 import aiosqlite
 
+from core import process_identity
 from core.errors import AgentBusy, SessionNotReady, UnknownConversation
 from core.models import Run, RunStatus, Session, SessionMode, SessionState, Usage
 from core.store.database import Database
@@ -31,16 +31,21 @@ from core.store.rows import (
 
 # States from which a follow-up may start (detached sessions only once Ready).
 _RESUMABLE = (SessionState.IDLE.value, SessionState.READY.value)
+# Sessions with a run in flight, and who owns that run (index sessions_in_flight).
+_IN_FLIGHT = (
+    "SELECT s.conversation_id, s.mode, r.run_id, r.owner_pid, r.owner_host, r.owner_host_id,"
+    " r.owner_started FROM sessions s JOIN runs r ON r.run_id = s.active_run_id"
+    " WHERE s.active_run_id IS NOT NULL"
+)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
+@dataclass(frozen=True, slots=True)
+class AgentProcess:
+    """An agent CLI a run started, still alive on this host (see :meth:`orphaned_agents`)."""
+
+    run_id: str
+    pid: int
+    started: int | None
 
 
 class RunsRepository:
@@ -111,7 +116,7 @@ class RunsRepository:
                         row = await found.fetchone()
                     assert row is not None
                     return session_from_row(row)
-            if not await self._recover_if_orphaned(conversation_id):
+            if not await self.interrupt_dead_runs(conversation_id):
                 break
         row = await self._db.fetch_one(
             "SELECT state FROM sessions WHERE conversation_id = ?", (conversation_id,)
@@ -132,9 +137,12 @@ class RunsRepository:
             await self._messages.count_turn_in(db, conversation_id)
 
     async def _insert(self, db: aiosqlite.Connection, conversation_id: str, run: NewRun) -> None:
+        """The run row, owned by this process (host identity, pid, start time)."""
+        me = process_identity.current()
         await db.execute(
             "INSERT INTO runs(run_id, conversation_id, agent_id, kind, prompt, status, started_at,"
-            " owner_pid, owner_host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " owner_pid, owner_host, owner_host_id, owner_started)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.run_id,
                 conversation_id,
@@ -143,35 +151,82 @@ class RunsRepository:
                 run.prompt,
                 RunStatus.RUNNING.value,
                 run.started_us,
-                os.getpid(),
-                socket.gethostname(),
+                me.pid,
+                me.host,
+                me.host_id,
+                me.started,
             ),
         )
 
-    async def _recover_if_orphaned(self, conversation_id: str) -> bool:
-        """Fail a run whose owning process on this host is gone; True if one was."""
-        row = await self._db.fetch_one(
-            "SELECT r.run_id, r.owner_pid, r.owner_host, s.mode FROM sessions s"
-            " JOIN runs r ON r.run_id = s.active_run_id WHERE s.conversation_id = ?",
-            (conversation_id,),
-        )
-        if row is None:
-            return False
-        pid = row["owner_pid"]
-        if row["owner_host"] != socket.gethostname() or pid is None or _pid_alive(int(pid)):
-            return False
-        async with self._db.transaction() as db:
-            await self._close(
-                db,
-                row["run_id"],
-                RunStatus.FAILED,
-                Usage(),
-                "",
-                f"the process running it (pid {pid}) exited before it finished",
-                None,
-                ready_state(SessionMode(row["mode"])),
+    async def interrupt_dead_runs(self, conversation_id: str | None = None) -> int:
+        """Mark ``interrupted`` every run in flight whose owner on this host is gone.
+
+        Gone: its pid no longer exists, or exists with another start time (reused),
+        or this host has rebooted since. Its session is freed. Every reader calls
+        this first (lists, lookups, counts, the claim, dismiss), so a killed
+        ``delegate run`` never leaves a session ``running``. Runs of another host
+        are left alone: a heartbeat (a later issue) will judge them here, in
+        :func:`core.process_identity.liveness`. Returns how many were interrupted;
+        a read-only store only reads.
+        """
+        sql, params = _IN_FLIGHT, tuple[str, ...]()
+        if conversation_id is not None:
+            sql, params = f"{_IN_FLIGHT} AND s.conversation_id = ?", (conversation_id,)
+        rows = await self._db.fetch_all(sql, params)
+        dead = [
+            r
+            for r in rows
+            if process_identity.liveness(
+                r["owner_host"], r["owner_host_id"], r["owner_pid"], r["owner_started"]
             )
-        return True
+            == "gone"
+        ]
+        if not dead or self._db.read_only:
+            return 0
+        async with self._db.transaction() as db:
+            for r in dead:
+                await self._close(
+                    db,
+                    str(r["run_id"]),
+                    str(r["conversation_id"]),
+                    RunStatus.INTERRUPTED,
+                    Usage(),
+                    "",
+                    f"the process running it (pid {r['owner_pid']}) ended before it finished",
+                    None,
+                    ready_state(SessionMode(r["mode"])),
+                )
+        return len(dead)
+
+    async def record_agent_process(self, run_id: str, pid: int, started: int | None) -> None:
+        """Remember the agent CLI process a run started (``started``: its start time,
+        from :func:`core.process_identity.start_time`), so a later process can find
+        it if this one dies."""
+        async with self._db.transaction() as db:
+            await db.execute(
+                "UPDATE runs SET agent_pid = ?, agent_started = ? WHERE run_id = ?",
+                (pid, started, run_id),
+            )
+
+    async def orphaned_agents(self, conversation_id: str) -> list[AgentProcess]:
+        """Agent CLIs of a session's finished runs that still run on this host.
+
+        A run's owner died (its run is ``interrupted``) but the CLI it started
+        lives on: stop these before starting another CLI on the conversation.
+        """
+        rows = await self._db.fetch_all(
+            "SELECT run_id, owner_host, owner_host_id, agent_pid, agent_started FROM runs"
+            " WHERE conversation_id = ? AND agent_pid IS NOT NULL AND status != ?",
+            (conversation_id, RunStatus.RUNNING.value),
+        )
+        return [
+            AgentProcess(str(r["run_id"]), int(r["agent_pid"]), r["agent_started"])
+            for r in rows
+            if process_identity.liveness(
+                r["owner_host"], r["owner_host_id"], r["agent_pid"], r["agent_started"]
+            )
+            == "alive"
+        ]
 
     async def finish(
         self,
@@ -214,7 +269,15 @@ class RunsRepository:
             if stderr:
                 await db.execute("UPDATE runs SET stderr = ? WHERE run_id = ?", (stderr, run_id))
             await self._close(
-                db, run_id, status, usage, output, error, finished_us, ready_state(mode)
+                db,
+                run_id,
+                conversation_id,
+                status,
+                usage,
+                output,
+                error,
+                finished_us,
+                ready_state(mode),
             )
             async with db.execute(
                 f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
@@ -227,6 +290,7 @@ class RunsRepository:
         self,
         db: aiosqlite.Connection,
         run_id: str,
+        conversation_id: str,
         status: RunStatus,
         usage: Usage,
         output: str,
@@ -234,7 +298,11 @@ class RunsRepository:
         finished_us: int | None,
         next_state: SessionState,
     ) -> None:
-        """Store the run's outcome and free its session (``finished_us`` None: no touch)."""
+        """Store the run's outcome and free its session (``finished_us`` None: no touch).
+
+        Both statements find their row by primary key; the session only if this
+        run still holds it.
+        """
         await db.execute(
             "UPDATE runs SET status = ?, finished_at = coalesce(?, started_at), input_tokens = ?,"
             " output_tokens = ?, output = ?, error = ? WHERE run_id = ?",
@@ -252,10 +320,10 @@ class RunsRepository:
         params: list[object] = [next_state.value, status.value]
         if finished_us is not None:
             params.append(finished_us)
-        params.append(run_id)
+        params += [conversation_id, run_id]
         await db.execute(
             "UPDATE sessions SET state = ?, active_run_id = NULL, last_run_status = ?"
-            f"{touch} WHERE active_run_id = ?",
+            f"{touch} WHERE conversation_id = ? AND active_run_id = ?",
             params,
         )
 

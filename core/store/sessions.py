@@ -15,7 +15,7 @@ from core.cursors import SessionCursor
 from core.errors import UnknownConversation
 from core.models import Session
 from core.store.database import Database
-from core.store.rows import SESSION_COLUMNS, clamp_int, session_from_row
+from core.store.rows import SESSION_COLUMNS, clamp_count, clamp_int, session_from_row
 
 # The paging queries, named so the benchmark can EXPLAIN exactly what runs
 # (tests/bench/bench_core.py): each must walk an index in order, never sort.
@@ -28,10 +28,29 @@ SQL_LIST_SESSIONS_AFTER = (
     " WHERE (last_interacted_at, conversation_id) < (?, ?)"
     " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
 )
-# The filter of the picker: a case-insensitive substring of these fields.
+# The filter of the picker: a case-folded substring of these fields. Text that
+# is all printable ASCII folds in C (``lower``, the same for ASCII); anything
+# else goes through Python's ``str.casefold`` (registered by core.store.database
+# as ``casefold``), so ``ÜBER`` finds ``über`` and ``strasse`` finds ``Straße``.
+_HAYSTACK = (
+    "(agent_id || ' ' || title || ' ' || cwd || ' ' || coalesce(git_branch, '')"
+    " || ' ' || conversation_id || ' ' || source)"
+)
 _MATCHES = (
-    "instr(lower(agent_id || ' ' || title || ' ' || cwd || ' ' || coalesce(git_branch, '')"
-    " || ' ' || conversation_id || ' ' || source), ?) > 0"
+    f"instr(CASE WHEN {_HAYSTACK} GLOB '*[^ -~]*' THEN casefold({_HAYSTACK})"
+    f" ELSE lower({_HAYSTACK}) END, ?) > 0"
+)
+# The status panel's "fullest contexts": walks index sessions_fullest in order.
+SQL_FULLEST_SESSIONS = (
+    f"SELECT {SESSION_COLUMNS} FROM sessions WHERE context_limit > 0"
+    " ORDER BY CAST(context_tokens AS REAL) / context_limit DESC, conversation_id LIMIT ?"
+)
+# Sessions and bytes by state: counters kept by triggers (migration 4).
+SQL_COUNT_BY_STATE = "SELECT state, sessions, bytes FROM session_counts WHERE sessions > 0"
+# Ids starting with a prefix: a range on the primary key.
+SQL_IDS_WITH_PREFIX = (
+    "SELECT conversation_id FROM sessions WHERE conversation_id >= ? AND conversation_id < ?"
+    " ORDER BY conversation_id LIMIT ?"
 )
 
 BeforeRead = Callable[[], Awaitable[None]]
@@ -97,7 +116,7 @@ class SessionsRepository:
         self, limit: int, after: SessionCursor | None, query: str
     ) -> tuple[list[Session], SessionCursor | None]:
         where = [_MATCHES]
-        params: list[object] = [query.lower()]
+        params: list[object] = [query.casefold()]
         if after is not None:
             where.append("(last_interacted_at, conversation_id) < (?, ?)")
             params += [after.last_interacted_us, after.conversation_id]
@@ -111,31 +130,41 @@ class SessionsRepository:
         """How many sessions a filter keeps (all of them without one)."""
         sql, params = "SELECT count(*) AS n FROM sessions", tuple[str, ...]()
         if query:
-            sql, params = f"{sql} WHERE {_MATCHES}", (query.lower(),)
+            sql, params = f"{sql} WHERE {_MATCHES}", (query.casefold(),)
         row = await self._db.fetch_one(sql, params)
         return clamp_int(row["n"]) if row else 0
 
     async def fullest(self, limit: int) -> list[Session]:
         """Sessions whose context window is the most used, fullest first."""
         await self._before_read()
-        rows = await self._db.fetch_all(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE context_limit > 0"
-            " ORDER BY CAST(context_tokens AS REAL) / context_limit DESC, conversation_id"
-            " LIMIT ?",
-            (limit,),
-        )
+        rows = await self._db.fetch_all(SQL_FULLEST_SESSIONS, (limit,))
         return [session_from_row(r) for r in rows]
 
     async def count_by_state(self) -> dict[str, int]:
         """Reusable sessions by state, plus ``bytes`` (their total footprint)."""
         await self._before_read()
-        rows = await self._db.fetch_all(
-            "SELECT state, count(*) AS n, coalesce(sum(bytes_on_disk), 0) AS size"
-            " FROM sessions GROUP BY state"
-        )
-        counts = {str(r["state"]): clamp_int(r["n"]) for r in rows}
-        counts["bytes"] = clamp_int(sum(clamp_int(r["size"]) for r in rows))
+        rows = await self._db.fetch_all(SQL_COUNT_BY_STATE)
+        counts = {str(r["state"]): clamp_count(r["sessions"]) for r in rows}
+        counts["bytes"] = clamp_count(sum(clamp_count(r["bytes"]) for r in rows))
         return counts
+
+    async def ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids that start with ``prefix``, in order (a range on the key).
+
+        For resolving an id a person typed short: one result is a unique match,
+        several are the candidates to show.
+        """
+        if not prefix or limit <= 0:
+            return []
+        last = ord(prefix[-1])
+        if last >= 0x10FFFF:
+            upper = prefix + "\U0010ffff"  # nothing sorts after it but longer ids: filtered
+        else:
+            # UTF-8 keeps code point order, so this is the first string past the prefix.
+            upper = prefix[:-1] + chr(last + 1 if last != 0xD7FF else 0xE000)
+        rows = await self._db.fetch_all(SQL_IDS_WITH_PREFIX, (prefix, upper, limit))
+        ids = [str(r["conversation_id"]) for r in rows]
+        return [i for i in ids if i.startswith(prefix)]
 
     async def rekey(self, old_id: str, new_id: str) -> None:
         """Give a session the id its agent chose (Codex names its own threads).
