@@ -114,3 +114,15 @@ class CwdMissing(DelegateError):
             "restore it, or launch a new session elsewhere"
         )
         self.cwd = cwd
+
+
+class NotRunning(DelegateError):
+    """Asked to stop a session or run that has no run in flight."""
+
+    code = "not_running"
+
+    def __init__(self, ident: str, why: str = "") -> None:
+        super().__init__(
+            f"nothing to stop: {ident!r} has no run in flight{f' ({why})' if why else ''}"
+        )
+        self.ident = ident

@@ -11,18 +11,27 @@ import asyncio
 import dataclasses
 import logging
 import os
+import signal
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from core import cursors
+from core import cursors, process_identity
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
-from core.errors import CwdMissing, DelegateError, InvalidRequest, RunnerUnavailable, UnknownAgent
+from core.errors import (
+    CwdMissing,
+    DelegateError,
+    InvalidRequest,
+    NotRunning,
+    RunnerUnavailable,
+    UnknownAgent,
+    UnknownConversation,
+)
 from core.events import (
     DelegateFinished,
     DelegateLaunched,
@@ -61,6 +70,7 @@ from core.runners import (
     build_runner,
 )
 from core.runners.base import Runner, closing
+from core.runners.subprocess import on_process_started, stop_orphan
 from core.store import HistoryEvents, NewMessage, NewRun, NewSession, Store
 from core.tokens import count_tokens
 
@@ -70,6 +80,8 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 CANCELLED_BY_USER = "cancelled by the user"
+STOP_WAIT_S = 10.0  # how long stop_run waits for another process to close its run
+STOP_POLL_S = 0.05
 CLI_RUNNERS = frozenset({"claude_code", "codex"})  # runners that start a process in the cwd
 TITLE_CHARS = 80
 # Stored messages sent to a stateless endpoint (openai_compat) with each prompt.
@@ -125,6 +137,20 @@ def _existing_cwd(cwd: str) -> Path:
 def title_from_prompt(prompt: str) -> str:
     first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
     return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class StopOutcome:
+    """What :meth:`AgentOrchestrator.stop_run` did.
+
+    ``how``: ``cancelled`` (a run of this process), ``stopped`` (its owner was
+    signalled and stored it closed), ``signalled`` (signalled, not yet closed
+    when the wait ended), ``interrupted`` (its owner was already gone).
+    """
+
+    run_id: str
+    conversation_id: str
+    how: Literal["cancelled", "stopped", "signalled", "interrupted"]
 
 
 @dataclass
@@ -592,6 +618,12 @@ class AgentOrchestrator:
                     request,
                     history=await self._history_before(request.conversation_id, request.run_id),
                 )
+            if runner.owns_transcript:
+                # A CLI of an earlier run whose delegate died must not write the
+                # conversation beside the one this run starts.
+                await self._stop_orphaned_agents(request.conversation_id)
+                run_id = request.run_id
+                on_process_started.set(lambda pid: self._record_agent(run_id, pid))
             # aclosing: whatever ends the loop (a cancel, an error in its body),
             # the runner's generator is closed here, and with it the agent's
             # process group, before the run is stored closed.
@@ -778,6 +810,66 @@ class AgentOrchestrator:
         handle.cancel()
         await asyncio.gather(handle._task, return_exceptions=True)
         return True
+
+    async def stop_run(self, run_or_conversation_id: str) -> StopOutcome:
+        """Stop a run of this host, whoever drives it (``x`` in the panel, ``sessions stop``).
+
+        Named by its run id or its session's conversation id. A run of this
+        process is cancelled. A run of another live process on this host (a
+        ``delegate run``, another panel) is stopped by sending that process
+        SIGTERM, once its identity (pid and start time) is checked: it then
+        cancels its runs and stores them ``cancelled``. Waits until the run is
+        stored closed (at most ``STOP_WAIT_S``). ``not_running`` when nothing
+        is in flight; ``unknown_conversation`` when the id names nothing.
+        """
+        ident = run_or_conversation_id
+        for handle in list(self._runs.values()):
+            if ident in (handle.run_id, handle.conversation_id):
+                await self.cancel(handle.run_id)
+                return StopOutcome(handle.run_id, handle.conversation_id, "cancelled")
+        flight = await self.store.runs.in_flight(ident)
+        if flight is None:
+            if not await self._names_something(ident):
+                raise UnknownConversation(ident)
+            raise NotRunning(ident)
+        alive = process_identity.liveness(
+            flight.owner_host, flight.owner_host_id, flight.owner_pid, flight.owner_started
+        )
+        if alive == "unknown":  # another host's run: not ours to signal
+            raise NotRunning(ident, f"its run {flight.run_id} runs on {flight.owner_host}")
+        if flight.owner_pid == os.getpid():  # never signal ourselves
+            raise NotRunning(ident, f"its run {flight.run_id} is driven elsewhere in this process")
+        if alive == "gone" or flight.owner_pid is None:
+            await self.store.runs.interrupt_dead_runs(flight.conversation_id)
+            return StopOutcome(flight.run_id, flight.conversation_id, "interrupted")
+        os.kill(flight.owner_pid, signal.SIGTERM)
+        deadline = asyncio.get_running_loop().time() + STOP_WAIT_S
+        while await self.store.runs.in_flight(flight.run_id) is not None:
+            if asyncio.get_running_loop().time() > deadline:
+                return StopOutcome(flight.run_id, flight.conversation_id, "signalled")
+            await asyncio.sleep(STOP_POLL_S)
+        return StopOutcome(flight.run_id, flight.conversation_id, "stopped")
+
+    async def _names_something(self, ident: str) -> bool:
+        try:
+            await self.store.sessions.get(ident)
+        except DelegateError:
+            try:
+                await self.store.runs.get(ident)
+            except DelegateError:
+                return False
+        return True
+
+    async def _record_agent(self, run_id: str, pid: int) -> None:
+        """Remember the CLI a run started, for whoever finds the run orphaned."""
+        await self.store.runs.record_agent_process(run_id, pid, process_identity.start_time(pid))
+
+    async def _stop_orphaned_agents(self, conversation_id: str) -> None:
+        for agent in await self.store.runs.orphaned_agents(conversation_id):
+            if await asyncio.to_thread(stop_orphan, agent.pid, agent.started):
+                log.warning(
+                    "stopped agent process %d left running by run %s", agent.pid, agent.run_id
+                )
 
     # --- history ---------------------------------------------------------
 

@@ -7,6 +7,7 @@ tracker are all gone shortly after. Processes are counted from ``/proc``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import DELEGATE, cli_env, write_config
+from support import DELEGATE, cli_env, query, write_config
 
 FAKE_CLAUDE = """#!{python}
 import json, os, subprocess, sys, time
@@ -159,3 +160,49 @@ def test_a_killed_import_leaves_no_worker_forkserver_or_tracker(
     helpers = [p for p in members if p != proc.pid]
     # A worker still starting (slow on a loaded machine) exits as soon as it runs.
     assert survivors(helpers, within=30) == []
+
+
+def watchdog_of(pgid: int) -> int:
+    """The watchdog that guards agent group ``pgid``."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"read goodbye" in b" ".join(argv) and str(pgid).encode() in argv:
+            return int(entry.name)
+    raise AssertionError(f"no watchdog for group {pgid}")
+
+
+def test_a_follow_up_stops_an_orphaned_cli_before_starting_another(
+    tmp_path: Path, fake_agent: tuple[Path, Path]
+) -> None:
+    """The watchdog killed too (say, by the OOM killer): the run's recorded agent
+    process is found and stopped (its start time checked) before a second CLI
+    starts on the same conversation."""
+    data, pidfile = fake_agent
+    first = start(tmp_path, data, "run", "--agent", "cc", "work for a long time")
+    try:
+        [orphan] = wait_for_lines(pidfile, 1)
+        os.kill(watchdog_of(orphan[0]), signal.SIGKILL)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=20)
+    finally:
+        first.kill()
+    assert all(alive(p) for p in orphan)  # nothing stopped it yet
+    [(cid,)] = query(data, "SELECT conversation_id FROM sessions")
+    second = start(tmp_path, data, "run", "--session", cid, "carry on")
+    try:
+        [_, fresh] = wait_for_lines(pidfile, 2)
+        assert not any(alive(p) for p in orphan)  # gone before the new CLI started
+        assert all(alive(p) for p in fresh)
+        second.send_signal(signal.SIGINT)
+        second.wait(timeout=20)
+    finally:
+        second.kill()
+        for pid in orphan:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert survivors(fresh) == []

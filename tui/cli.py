@@ -77,6 +77,29 @@ async def cmd_sessions_dismiss(orch: AgentOrchestrator, args: argparse.Namespace
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
+async def cmd_sessions_stop(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    """Stop the run in flight of a session (or a run id), whichever process drives it."""
+    outcome = await orch.stop_run(args.id)
+    if args.json:
+        _print_json(
+            {
+                "status": "ok",
+                "run_id": outcome.run_id,
+                "conversation_id": outcome.conversation_id,
+                "how": outcome.how,
+            }
+        )
+        return EXIT_OK
+    what = {
+        "cancelled": "stopped",
+        "stopped": "stopped",
+        "signalled": "asked its process to stop",
+        "interrupted": "its process had already ended: marked interrupted",
+    }[outcome.how]
+    print(f"run {outcome.run_id} of {outcome.conversation_id}: {what}")
+    return EXIT_OK
+
+
 async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     """Run one launch or follow-up, streaming its reply.
 
@@ -276,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     tool.add_argument("request", help="request JSON, or - to read it from stdin")
     tool.set_defaults(handler=cmd_tool)
 
-    sessions = sub.add_parser("sessions", help="list, show or dismiss reusable sessions")
+    sessions = sub.add_parser("sessions", help="list, show, dismiss or stop reusable sessions")
     ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
     s_list = ssub.add_parser("list", help="reusable sessions, newest first")
     s_list.add_argument("--limit", type=_limit, default=20, help="page size, 1..100 (20)")
@@ -293,6 +316,13 @@ def build_parser() -> argparse.ArgumentParser:
     s_dismiss.add_argument("conversation_id")
     s_dismiss.add_argument("--json", action="store_true")
     s_dismiss.set_defaults(handler=cmd_sessions_dismiss)
+
+    s_stop = ssub.add_parser(
+        "stop", help="stop a session's run in flight, whichever process on this host drives it"
+    )
+    s_stop.add_argument("id", metavar="ID", help="conversation id or run id")
+    s_stop.add_argument("--json", action="store_true")
+    s_stop.set_defaults(handler=cmd_sessions_stop)
 
     run = sub.add_parser("run", help="launch a delegate, or follow up with --session")
     run.add_argument("prompt", help="the prompt, or - to read it from stdin")

@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import logging
 import os
 import shutil
 import signal
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core import process_identity
 from core.errors import RunnerUnavailable
 
 STDERR_KEEP = 64 * 1024
@@ -40,6 +44,16 @@ LINE_LIMIT = 64 * 1024 * 1024
 # one means delegate died, so the group ($0) is killed.
 WATCHDOG_SCRIPT = 'read goodbye || kill -9 "-$0" 2>/dev/null'  # dash has no "kill --"
 WATCHDOG_SHELL = "/bin/sh"
+
+log = logging.getLogger(__name__)
+
+ProcessStarted = Callable[[int], Awaitable[None]]
+on_process_started: contextvars.ContextVar[ProcessStarted | None] = contextvars.ContextVar(
+    "on_process_started", default=None
+)
+"""Called with the pid of each CLI :func:`cli_process` starts, before any output
+is read. The orchestrator sets it in a run's task to record the agent process
+(so a later process can find the CLI if this one dies); runners need not know."""
 
 
 def resolve_binary(binary: str, env: Mapping[str, str], setting: str) -> str:
@@ -133,6 +147,7 @@ async def cli_process(
     cli._stderr_task = asyncio.create_task(cli._drain_stderr())
     watchdog = await _start_watchdog(process.pid)
     try:
+        await _announce(process.pid)
         yield cli
     except BaseException:
         await terminate_group(process)
@@ -157,6 +172,34 @@ async def cli_process(
             cli._stderr_task.cancel()
         if watchdog is not None:
             watchdog.goodbye()
+
+
+async def _announce(pid: int) -> None:
+    hook = on_process_started.get()
+    if hook is None:
+        return
+    try:
+        await hook(pid)
+    except Exception:  # recording is a safety net: never a reason to fail the run
+        log.exception("recording agent process %d failed", pid)
+
+
+def stop_orphan(pid: int, started: int | None, wait: float = SWEEP_WAIT_S) -> bool:
+    """SIGKILL the process group of an agent CLI a dead delegate left behind.
+
+    ``pid`` led its own group (``start_new_session``); it is signalled only if
+    it is still the process that was recorded (same start time), never a
+    process that reused the pid. Blocking (polls until the group is gone):
+    call it in a thread. True when something was stopped.
+    """
+    if started is None or process_identity.start_time(pid) != started:
+        return False
+    if not _signal_group(pid, signal.SIGKILL):
+        return False
+    deadline = time.monotonic() + wait
+    while _group_has_live_members(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return True
 
 
 @dataclass

@@ -40,6 +40,18 @@ _IN_FLIGHT = (
 
 
 @dataclass(frozen=True, slots=True)
+class RunInFlight:
+    """A run in flight and who owns it (see :meth:`RunsRepository.in_flight`)."""
+
+    run_id: str
+    conversation_id: str
+    owner_host: str | None
+    owner_host_id: str | None
+    owner_pid: int | None
+    owner_started: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class AgentProcess:
     """An agent CLI a run started, still alive on this host (see :meth:`orphaned_agents`)."""
 
@@ -197,6 +209,23 @@ class RunsRepository:
                     ready_state(SessionMode(r["mode"])),
                 )
         return len(dead)
+
+    async def in_flight(self, run_or_conversation_id: str) -> RunInFlight | None:
+        """The run in flight named by its run id or its session's id, with its owner."""
+        row = await self._db.fetch_one(
+            f"{_IN_FLIGHT} AND (s.conversation_id = ? OR r.run_id = ?)",
+            (run_or_conversation_id, run_or_conversation_id),
+        )
+        if row is None:
+            return None
+        return RunInFlight(
+            str(row["run_id"]),
+            str(row["conversation_id"]),
+            row["owner_host"],
+            row["owner_host_id"],
+            row["owner_pid"],
+            row["owner_started"],
+        )
 
     async def record_agent_process(self, run_id: str, pid: int, started: int | None) -> None:
         """Remember the agent CLI process a run started (``started``: its start time,

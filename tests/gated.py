@@ -1,0 +1,61 @@
+"""A gated scripted agent and a ``delegate run`` in a subprocess (shared by the run tests).
+
+The agent's reply stops half way until a file appears, so a run stays in
+flight for exactly as long as a test needs, with no timing involved.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import time
+from pathlib import Path
+
+from support import DELEGATE, cli_env, write_config
+
+GATED_SCRIPT = """
+[[rules]]
+match = "."
+reply = "first half of the answer, then the rest"
+gate = "{gate}"
+gate_after = 4
+"""
+
+
+def gated_data_dir(tmp_path: Path) -> tuple[Path, Path]:
+    """A data folder with a ``gated`` agent, and the gate file that releases it."""
+    gate = tmp_path / "go"
+    script = tmp_path / "gated.toml"
+    script.write_text(GATED_SCRIPT.format(gate=gate), encoding="utf-8")
+    data = write_config(
+        tmp_path / "data", f'\n[agents.gated]\nrunner = "scripted"\nscript = "{script}"\n'
+    )
+    return data, gate
+
+
+def start_run(tmp_path: Path, data: Path, *args: str) -> subprocess.Popen[bytes]:
+    """``delegate run ARGS`` in the background, its output on pipes."""
+    return subprocess.Popen(
+        [str(DELEGATE), "--data-dir", str(data), "run", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=cli_env(tmp_path),
+    )
+
+
+def read_until(proc: subprocess.Popen[bytes], text: bytes, timeout: float = 30) -> bytes:
+    """Standard output up to and including ``text`` (the run is then in flight)."""
+    assert proc.stdout is not None
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while text not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"never printed {text!r}; got {seen!r}"
+        ready, _, _ = select.select([proc.stdout], [], [], left)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            assert chunk, f"stdout closed early; got {seen!r}"
+            seen += chunk
+    return seen
