@@ -27,10 +27,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from core import process_identity
 from core.sources import claude
 from core.sources import files as discovery
 from core.sources.report import FileSkips, ImportProgress, ImportReport, UnreadableFile
-from core.sources.worker import FileResult, FileTask, parse_batch, process_started, watch_parent
+from core.sources.worker import FileResult, FileTask, parse_batch, watch_parent
 from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store
 
 FIRST_BATCH_FILES, FIRST_BATCH_BYTES = 24, 4 * 1024 * 1024
@@ -450,7 +451,7 @@ async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -
             # Killed with SIGKILL, this process runs no cleanup: each worker
             # watches it and exits (then the forkserver and tracker follow).
             initializer=watch_parent,
-            initargs=(me, process_started(me)),
+            initargs=(me, process_identity.start_time(me)),
         )
     pending: deque[tuple[list[FileTask], asyncio.Future[list[FileResult]]]] = deque()
     rest = deque(batches[1:])

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from core import process_identity
 from core.sources import claude, codex
 from core.sources.common import SessionFacts
 from core.sources.lines import BadLine, ForwardLines, loads
@@ -153,28 +154,7 @@ def parse_batch(tasks: list[FileTask]) -> list[FileResult]:
 # --- a worker never outlives the import that started it --------------------
 
 
-def process_started(pid: int) -> str | None:
-    """When ``pid`` started (``/proc``: ticks since boot), "" where unknowable, None if gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("ascii", "replace")
-    except FileNotFoundError:
-        return None
-    except OSError:  # not Linux: only "exists" can be checked
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except OSError:
-            pass
-        return ""
-    fields = stat[stat.rfind(")") + 2 :].split()
-    if fields[:1] == ["Z"]:
-        return None  # exited, waiting to be reaped
-    return fields[19] if len(fields) > 19 else ""
-
-
-def watch_parent(pid: int, started: str | None) -> None:
+def watch_parent(pid: int, started: int | None) -> None:
     """Pool initializer: end this worker as soon as process ``pid`` (the importer) is gone.
 
     The worker's own parent is the forkserver, which stays up as long as any
@@ -184,8 +164,8 @@ def watch_parent(pid: int, started: str | None) -> None:
     threading.Thread(target=_watch, args=(pid, started), name="watch-parent", daemon=True).start()
 
 
-def _watch(pid: int, started: str | None) -> None:
+def _watch(pid: int, started: int | None) -> None:
     while True:
         time.sleep(PARENT_POLL_S)
-        if process_started(pid) != started:
+        if process_identity.liveness(None, process_identity.host_id(), pid, started) != "alive":
             os._exit(1)  # the importer is gone: nothing will read our results
