@@ -145,8 +145,9 @@ async def cli_process(
     )
     cli = CliProcess(process)
     cli._stderr_task = asyncio.create_task(cli._drain_stderr())
-    watchdog = await _start_watchdog(process.pid)
+    watchdog: Watchdog | None = None
     try:
+        watchdog = await _start_watchdog(process.pid)
         await _announce(process.pid)
         yield cli
     except BaseException:
@@ -160,18 +161,20 @@ async def cli_process(
         except TimeoutError:
             await terminate_group(process)
     finally:
-        # The leader may be gone while its children live on: sweep the group,
-        # and see them gone before the run is reported over.
-        if _signal_group(process.pid, signal.SIGKILL):
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(_group_gone(process.pid, process), SWEEP_WAIT_S)
-        if cli._stderr_task is not None and not cli._stderr_task.done():
-            # Whatever still writes to the pipe was just killed: read what is left.
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(cli._stderr_task), 1.0)
-            cli._stderr_task.cancel()
-        if watchdog is not None:
-            watchdog.goodbye()
+        try:
+            # The leader may be gone while its children live on: sweep the group,
+            # and see them gone before the run is reported over.
+            if _signal_group(process.pid, signal.SIGKILL):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(_group_gone(process.pid, process), SWEEP_WAIT_S)
+            if cli._stderr_task is not None and not cli._stderr_task.done():
+                # Whatever still writes to the pipe was just killed: read what is left.
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(cli._stderr_task), 1.0)
+                cli._stderr_task.cancel()
+        finally:
+            if watchdog is not None:  # the group is killed by now: the watchdog may go
+                watchdog.goodbye()
 
 
 async def _announce(pid: int) -> None:
@@ -235,6 +238,9 @@ async def _start_watchdog(pgid: int) -> Watchdog | None:
     except OSError:  # pragma: no cover - cannot fork: run on without one
         os.close(write_fd)
         return None
+    except BaseException:  # cancelled: a watchdog that did start sees the pipe end
+        os.close(write_fd)
+        raise
     finally:
         os.close(read_fd)
     return Watchdog(process, write_fd)

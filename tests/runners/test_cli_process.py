@@ -272,3 +272,40 @@ async def test_closing_a_runner_stream_kills_its_group(
     with pytest.raises(RuntimeError, match="body"):
         await consume()
     assert not any(alive(p) for p in await wait_for_pids(pidfile))
+
+
+def watchdogs_of(pgid: int) -> list[int]:
+    """Live watchdog processes guarding group ``pgid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or not alive(int(entry.name)):
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"read goodbye" in b" ".join(argv) and str(pgid).encode() in argv:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("mode", ["ok", "hang"])
+async def test_the_watchdog_leaves_with_the_run(
+    fake_claude: Path, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that ends (finished or cancelled) leaves no watchdog behind."""
+    monkeypatch.setattr(cli, "KILL_GRACE_S", 0.5)
+    runner, pidfile = runner_for(fake_claude, tmp_path, mode)
+    task = asyncio.create_task(collect(runner.run(request(tmp_path))))
+    leader = (await wait_for_pids(pidfile))[0]
+    if mode == "hang":  # ("ok" may be over before a scan could see it)
+        deadline = time.monotonic() + 10
+        while not watchdogs_of(leader):
+            assert time.monotonic() < deadline, "no watchdog started"
+            await asyncio.sleep(0.02)
+        task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    deadline = time.monotonic() + 5
+    while watchdogs_of(leader):
+        assert time.monotonic() < deadline, "the watchdog outlived the run"
+        await asyncio.sleep(0.02)
