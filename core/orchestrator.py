@@ -219,10 +219,14 @@ class AgentOrchestrator:
         if settings is None:
             settings = load_settings(data_dir) if data_dir.exists() else Settings()
         store = await Store.open(ensure_data_dir(data_dir) / DB_FILENAME)
-        orchestrator = cls(store, settings, **kwargs)
-        await store.agents.upsert(
-            (name, agent.runner, agent.context_limit) for name, agent in settings.agents.items()
-        )
+        try:
+            orchestrator = cls(store, settings, **kwargs)
+            await store.agents.upsert(
+                (name, agent.runner, agent.context_limit) for name, agent in settings.agents.items()
+            )
+        except BaseException:
+            await store.close()  # an open store's thread would keep the process alive
+            raise
         return orchestrator
 
     async def close(self, *, wait: bool = True) -> None:

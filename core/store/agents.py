@@ -16,9 +16,12 @@ class AgentsRepository:
     async def upsert(self, agents: Iterable[tuple[str, str, int]]) -> None:
         """Record configured agents: ``(agent_id, runner, context_limit)``.
 
-        Writes only what changed, so opening a read-only store with an unchanged
-        configuration writes nothing.
+        Writes only what changed, and nothing to a read-only store (the table is
+        a record of the configuration, not a source of it): opening never writes
+        unless something needs writing, and a read-only store still opens.
         """
+        if self._db.read_only:
+            return
         wanted = {agent_id: (runner, limit) for agent_id, runner, limit in agents}
         stored = {
             str(r["agent_id"]): (r["runner"], r["context_limit"])

@@ -156,6 +156,9 @@ async def test_a_read_only_store_reads_and_refuses_writes_without_hanging(
 ) -> None:
     data_dir = write_config(private_home / "data")
     path = await _populated(data_dir)
+    # An agent configured since the store was last written: nothing to record now.
+    config = data_dir / "config.toml"
+    config.write_text(config.read_text() + '\n[agents.newer]\nrunner = "scripted"\n')
     _hand_over(private_home)
     path.chmod(stat.S_IRUSR)
     if folder_too:
