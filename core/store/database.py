@@ -111,8 +111,7 @@ class Database:
 
     async def _prepare_for_writing(self, writer: aiosqlite.Connection, version: int) -> None:
         """WAL mode (persistent in the file) and migrations, only when needed."""
-        async with writer.execute("PRAGMA journal_mode") as cur:
-            row = await cur.fetchone()
+        row = first_row(await writer.execute_fetchall("PRAGMA journal_mode"))
         if row is None or str(row[0]).lower() != "wal":
             await writer.execute("PRAGMA journal_mode = WAL")
         if version == SCHEMA_VERSION:
@@ -210,15 +209,26 @@ async def _connect(
         await conn.execute("PRAGMA synchronous = NORMAL")
     # Read the header now: a file that is not a database fails here, not later.
     await _user_version(conn)
-    async with conn.execute("SELECT count(*) FROM sqlite_master") as cur:
-        await cur.fetchone()
+    await conn.execute_fetchall("SELECT count(*) FROM sqlite_master")
     return conn
 
 
 async def _user_version(conn: aiosqlite.Connection) -> int:
-    async with conn.execute("PRAGMA user_version") as cur:
-        row = await cur.fetchone()
+    row = first_row(await conn.execute_fetchall("PRAGMA user_version"))
     return int(row[0]) if row else 0
+
+
+def first_row(rows: Iterable[aiosqlite.Row]) -> aiosqlite.Row | None:
+    """The first row of a fetched result, or None.
+
+    Inside a transaction, statements that return rows are fetched whole in one
+    call to the connection's thread (``execute_fetchall``): a cursor left open
+    by a cancelled coroutine would keep its statement in progress, and COMMIT
+    would then fail.
+    """
+    for row in rows:
+        return row
+    return None
 
 
 def store_error(path: Path, exc: sqlite3.Error) -> StoreError:

@@ -16,7 +16,7 @@ import aiosqlite
 from core.cursors import MessageCursor
 from core.errors import UnknownConversation
 from core.models import Message, Role
-from core.store.database import Database
+from core.store.database import Database, first_row
 from core.store.rows import MESSAGE_COLUMNS, NewMessage, message_from_row
 
 SQL_RECENT_MESSAGES = (
@@ -45,22 +45,23 @@ class MessagesRepository:
         """Append inside the caller's open transaction, numbering them after the last."""
         if not messages:
             return
-        async with db.execute(
-            "UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?,"
-            " token_count = token_count + ?, bytes_on_disk = bytes_on_disk + ?,"
-            " turns = turns + ?, context_tokens = context_tokens + ?"
-            " WHERE conversation_id = ? RETURNING next_seq",
-            (
-                len(messages),
-                len(messages),
-                sum(m.token_count for m in messages),
-                sum(m.size_bytes for m in messages),
-                sum(1 for m in messages if m.role is Role.USER),
-                sum(m.token_count for m in messages),
-                conversation_id,
-            ),
-        ) as cur:
-            row = await cur.fetchone()
+        row = first_row(
+            await db.execute_fetchall(
+                "UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?,"
+                " token_count = token_count + ?, bytes_on_disk = bytes_on_disk + ?,"
+                " turns = turns + ?, context_tokens = context_tokens + ?"
+                " WHERE conversation_id = ? RETURNING next_seq",
+                (
+                    len(messages),
+                    len(messages),
+                    sum(m.token_count for m in messages),
+                    sum(m.size_bytes for m in messages),
+                    sum(1 for m in messages if m.role is Role.USER),
+                    sum(m.token_count for m in messages),
+                    conversation_id,
+                ),
+            )
+        )
         if row is None:
             raise UnknownConversation(conversation_id)
         first_seq = int(row["next_seq"]) - len(messages)

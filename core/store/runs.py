@@ -16,7 +16,7 @@ import aiosqlite
 from core import process_identity
 from core.errors import AgentBusy, SessionNotReady, UnknownConversation
 from core.models import Run, RunStatus, Session, SessionMode, SessionState, Usage
-from core.store.database import Database
+from core.store.database import Database, first_row
 from core.store.messages import MessagesRepository
 from core.store.rows import (
     RUN_COLUMNS,
@@ -121,11 +121,12 @@ class RunsRepository:
                 if cur.rowcount == 1:
                     await self._insert(db, conversation_id, run)
                     await self._append_prompt(db, conversation_id, prompt)
-                    async with db.execute(
-                        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE conversation_id = ?",
-                        (conversation_id,),
-                    ) as found:
-                        row = await found.fetchone()
+                    row = first_row(
+                        await db.execute_fetchall(
+                            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE conversation_id = ?",
+                            (conversation_id,),
+                        )
+                    )
                     assert row is not None
                     return session_from_row(row)
             if not await self.interrupt_dead_runs(conversation_id):
@@ -278,12 +279,13 @@ class RunsRepository:
         ``stderr``: the tail of an agent CLI's standard error, kept on the run.
         """
         async with self._db.transaction() as db:
-            async with db.execute(
-                "SELECT s.mode, r.conversation_id FROM runs r"
-                " JOIN sessions s ON s.conversation_id = r.conversation_id WHERE r.run_id = ?",
-                (run_id,),
-            ) as cur:
-                row = await cur.fetchone()
+            row = first_row(
+                await db.execute_fetchall(
+                    "SELECT s.mode, r.conversation_id FROM runs r"
+                    " JOIN sessions s ON s.conversation_id = r.conversation_id WHERE r.run_id = ?",
+                    (run_id,),
+                )
+            )
             if row is None:
                 raise UnknownConversation(f"run {run_id}")
             mode, conversation_id = SessionMode(row["mode"]), str(row["conversation_id"])
@@ -308,10 +310,11 @@ class RunsRepository:
                 finished_us,
                 ready_state(mode),
             )
-            async with db.execute(
-                f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
-            ) as cur:
-                closed = await cur.fetchone()
+            closed = first_row(
+                await db.execute_fetchall(
+                    f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
+                )
+            )
         assert closed is not None
         return run_from_row(closed)
 

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 from core.errors import DismissRefused, UnknownConversation
 from core.models import Session, SessionState
-from core.store.database import Database
+from core.store.database import Database, first_row
 from core.store.rows import SESSION_COLUMNS, session_from_row
 
 BeforeWrite = Callable[[], Awaitable[None]]
@@ -35,11 +35,12 @@ class TombstonesRepository:
         """Remove a session and everything stored for it; remember the id as dismissed."""
         await self._before_dismiss()
         async with self._db.transaction() as db:
-            async with db.execute(
-                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE conversation_id = ?",
-                (conversation_id,),
-            ) as cur:
-                row = await cur.fetchone()
+            row = first_row(
+                await db.execute_fetchall(
+                    f"SELECT {SESSION_COLUMNS} FROM sessions WHERE conversation_id = ?",
+                    (conversation_id,),
+                )
+            )
             if row is None:
                 raise UnknownConversation(conversation_id)
             session = session_from_row(row)

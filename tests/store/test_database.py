@@ -23,7 +23,7 @@ async def _sessions(store: Store) -> list[str]:
     return sorted(s.conversation_id for s in sessions)
 
 
-@pytest.mark.parametrize("steps_before_cancel", range(12))
+@pytest.mark.parametrize("steps_before_cancel", range(24))
 async def test_a_cancelled_transaction_never_stays_open(
     store: Store, steps_before_cancel: int
 ) -> None:
