@@ -103,18 +103,52 @@ class Settings(BaseModel):
 
 
 def load_settings(data_dir: Path) -> Settings:
-    """Read ``config.toml`` if present; a broken file is an error naming the file."""
+    """Read ``config.toml`` if present; a broken file is one line naming the file and field.
+
+    Unknown keys are errors (``extra="forbid"``), not ignored: a typo in a setting
+    would otherwise silently leave the default in place.
+    """
     path = data_dir / CONFIG_FILENAME
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return Settings()
+    if not path.is_file():  # a FIFO or a device would block or never end
+        raise InvalidConfig(f"settings file {path} is not a regular file")
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        tables = raw.pop("agents", {})
+        if not isinstance(tables, dict):
+            raise InvalidConfig(f"settings file {path} is invalid: agents: must be a table")
         agents = builtin_agents()
-        for name, table in raw.pop("agents", {}).items():
+        for name, table in tables.items():
+            if not isinstance(table, dict):
+                raise InvalidConfig(
+                    f"settings file {path} is invalid: agents.{name}: must be a table"
+                )
             # A table naming a built-in agent adjusts it (``[agents.claude-code]
             # binary = ...``) rather than replacing it with a scripted default.
             base = agents[name].model_dump(exclude_defaults=True) if name in agents else {}
-            agents[name] = AgentConfig.model_validate({**base, **table})
+            try:
+                agents[name] = AgentConfig.model_validate({**base, **table})
+            except ValidationError as exc:
+                raise InvalidConfig(
+                    f"settings file {path} is invalid: {_problems(exc, f'agents.{name}.')}"
+                ) from None
         return Settings(agents=agents, **raw)
-    except (tomllib.TOMLDecodeError, ValidationError, UnicodeDecodeError, TypeError) as exc:
-        raise InvalidConfig(f"settings file {path} is invalid: {exc}") from exc
+    except ValidationError as exc:
+        raise InvalidConfig(f"settings file {path} is invalid: {_problems(exc)}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidConfig(f"settings file {path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise InvalidConfig(f"settings file {path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise InvalidConfig(f"settings file {path} cannot be read: {exc.strerror}") from None
+
+
+def _problems(exc: ValidationError, prefix: str = "") -> str:
+    """``field: what is wrong`` for each error, on one line; never the values (secrets)."""
+    problems = []
+    for err in exc.errors():
+        where = prefix + ".".join(str(p) for p in err["loc"])
+        what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        problems.append(f"{where}: {what}")
+    return "; ".join(problems)

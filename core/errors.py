@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from core.redact import redact
+
 
 class DelegateError(Exception):
     """Base of every error delegate reports to a person or a primary agent."""
@@ -21,7 +23,8 @@ class DelegateError(Exception):
 
     def to_payload(self) -> dict[str, object]:
         """The seed's error shape: ``{"status": "error", "error": {...}}``."""
-        return {"status": "error", "error": {"code": self.code, "message": self.message}}
+        # Messages quote agent output and config values: never pass a secret on.
+        return {"status": "error", "error": {"code": self.code, "message": redact(self.message)}}
 
 
 class InvalidRequest(DelegateError):
@@ -84,6 +87,16 @@ class DismissRefused(DelegateError):
 
     code = "dismiss_refused"
 
+    @classmethod
+    def busy(cls, conversation_id: str, *, pending: bool) -> DismissRefused:
+        """The refusal for a session whose run has not ended (pending: detached)."""
+        if pending:
+            return cls(
+                f"detached session {conversation_id!r} is still pending; "
+                "dismiss it once it is ready"
+            )
+        return cls(f"session {conversation_id!r} is still running; dismiss it when the run ends")
+
 
 class RunnerUnavailable(DelegateError):
     """An agent's runner cannot start (missing binary, bad script, ...)."""
@@ -126,3 +139,39 @@ class NotRunning(DelegateError):
             f"nothing to stop: {ident!r} has no run in flight{f' ({why})' if why else ''}"
         )
         self.ident = ident
+
+
+class UnknownRun(DelegateError):
+    """No run has this run id."""
+
+    code = "unknown_run"
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no run with run_id {run_id!r}")
+        self.run_id = run_id
+
+
+class AmbiguousId(DelegateError):
+    """An id prefix matches more than one session; the message lists them."""
+
+    code = "ambiguous_id"
+
+    def __init__(self, prefix: str, candidates: list[str], more: bool) -> None:
+        listed = ", ".join(candidates) + (", ..." if more else "")
+        super().__init__(f"{prefix!r} matches several sessions ({listed}); type more of the id")
+        self.prefix = prefix
+        self.candidates = candidates
+
+
+class InternalError(DelegateError):
+    """Something delegate did not expect; the one line names it so it can be reported."""
+
+    code = "internal_error"
+
+    def __init__(self, exc: BaseException) -> None:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        super().__init__(
+            f"unexpected {type(exc).__name__}"
+            + (f": {detail}" if detail else "")
+            + " (a bug in delegate: please report it with the command that caused it)"
+        )

@@ -32,7 +32,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from core.errors import DelegateError
+from core.errors import DelegateError, InternalError
 from core.models import AgentRequest, SessionsRequest
 from core.orchestrator import AgentOrchestrator
 from core.tools import call_tool, is_error
@@ -147,11 +147,12 @@ def _lifespan_for(data_dir: Path) -> Any:
         state = ServerState()
         try:
             state.orch = await AgentOrchestrator.open(data_dir)
-        except DelegateError as exc:
+        except Exception as exc:
             # Keep serving: every call answers with this error, which tells the
             # primary agent (and its user) what to fix better than a dead server.
-            log.error("cannot open %s: %s: %s", data_dir, exc.code, exc.message)
-            state.open_error = exc
+            error = exc if isinstance(exc, DelegateError) else InternalError(exc)
+            log.error("cannot open %s: %s: %s", data_dir, error.code, error.message)
+            state.open_error = error
         try:
             yield state
         finally:
@@ -188,7 +189,7 @@ async def _call_tool(
         payload = await call_tool(state.orch, params.name, params.arguments or {})
     except Exception as exc:  # a bug, not a tool error: report it, keep serving
         log.exception("tool %s failed", params.name)
-        payload = DelegateError(f"{type(exc).__name__}: {exc}").to_payload()
+        payload = InternalError(exc).to_payload()
     return tool_result(payload)
 
 

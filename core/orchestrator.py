@@ -13,7 +13,7 @@ import logging
 import os
 import signal
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -24,6 +24,7 @@ from core import cursors, process_identity
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.errors import (
+    AmbiguousId,
     CwdMissing,
     DelegateError,
     InvalidRequest,
@@ -59,6 +60,7 @@ from core.models import (
     SessionsRequest,
     Usage,
 )
+from core.redact import redact
 from core.runners import (
     ConversationIdAssigned,
     MessageOut,
@@ -84,6 +86,12 @@ STOP_WAIT_S = 10.0  # how long stop_run waits for another process to close its r
 STOP_POLL_S = 0.05
 CLI_RUNNERS = frozenset({"claude_code", "codex"})  # runners that start a process in the cwd
 TITLE_CHARS = 80
+# Ids people type: a unique prefix of this many characters names a session.
+MIN_ID_PREFIX = 6
+# Ids we print: at least this long, longer where another session shares the prefix.
+SHORT_ID_CHARS = 8
+SHORT_ID_SCAN = 50  # sessions sharing a printed prefix looked at (more is absurd)
+AMBIGUOUS_SHOWN = 5
 # Stored messages sent to a stateless endpoint (openai_compat) with each prompt.
 HISTORY_MESSAGES = 200
 
@@ -132,6 +140,19 @@ def _existing_cwd(cwd: str) -> Path:
     if not path.is_dir():
         raise CwdMissing(cwd)
     return path.resolve()
+
+
+def _storable(text: str) -> bool:
+    """Text SQLite can bind: argv may carry lone surrogates from undecodable bytes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
+def _printable(value: object) -> str:
+    return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def title_from_prompt(prompt: str) -> str:
@@ -280,10 +301,19 @@ class AgentOrchestrator:
                 "cursor": cursor,
             },
         )
+        conversation_id = await self.resolve_id(conversation_id)
         transcript = await self.store.imports.transcript_for(conversation_id)
         if transcript is not None:
-            return await self._transcript_messages(
+            page = await self._transcript_messages(
                 conversation_id, transcript, request.limit or limit, request.cursor
+            )
+            # Another program's transcript, read as it is on disk: mask secrets here.
+            return page.model_copy(
+                update={
+                    "messages": [
+                        m.model_copy(update={"content": redact(m.content)}) for m in page.messages
+                    ]
+                }
             )
         before = (
             cursors.decode_message_cursor(request.cursor, conversation_id)
@@ -361,7 +391,52 @@ class AgentOrchestrator:
         return load_report(await self.store.imports.last_report())
 
     async def get_session(self, conversation_id: str) -> Session:
-        return await self.store.sessions.get(conversation_id)
+        return await self.store.sessions.get(await self.resolve_id(conversation_id))
+
+    # --- ids people can type -------------------------------------------------
+
+    async def resolve_id(self, id_or_prefix: str) -> str:
+        """The full conversation id that ``id_or_prefix`` names (a unique prefix of 6+).
+
+        An exact id wins; otherwise a prefix of at least ``MIN_ID_PREFIX``
+        characters that matches one session. Several matches are ``ambiguous_id``
+        listing them; none is ``unknown_conversation``.
+        """
+        if not isinstance(id_or_prefix, str) or not _storable(id_or_prefix):
+            raise UnknownConversation(_printable(id_or_prefix))
+        if await self.store.sessions.exists(id_or_prefix):
+            return id_or_prefix
+        found = []
+        if len(id_or_prefix) >= MIN_ID_PREFIX:
+            found = await self.store.sessions.ids_with_prefix(id_or_prefix, AMBIGUOUS_SHOWN + 1)
+        if not found:
+            raise UnknownConversation(id_or_prefix)
+        if len(found) > 1:
+            shown = found[:AMBIGUOUS_SHOWN]
+            raise AmbiguousId(id_or_prefix, shown, more=len(found) > AMBIGUOUS_SHOWN)
+        return found[0]
+
+    async def short_ids(self, conversation_ids: Iterable[str]) -> dict[str, str]:
+        """The shortest prefix (at least ``SHORT_ID_CHARS``) naming each id uniquely.
+
+        Computed over the whole store: time-ordered ids (Codex's UUIDv7) share
+        their first eight characters for sessions started within a minute.
+        """
+        shortest: dict[str, str] = {}
+        for cid in conversation_ids:
+            if cid in shortest or not _storable(cid):
+                continue
+            length = min(len(cid), SHORT_ID_CHARS)
+            neighbours = await self.store.sessions.ids_with_prefix(cid[:length], SHORT_ID_SCAN)
+            for other in neighbours:
+                if other != cid:
+                    common = next(
+                        (i for i, (a, b) in enumerate(zip(cid, other, strict=False)) if a != b),
+                        min(len(cid), len(other)),
+                    )
+                    length = max(length, min(len(cid), common + 1))
+            shortest[cid] = cid[:length]
+        return shortest
 
     async def status_counts(self) -> dict[str, int]:
         """Reusable sessions by state and their total footprint in bytes."""
@@ -384,6 +459,7 @@ class AgentOrchestrator:
         later import does not bring the session back.
         """
         validate(SessionsRequest, {"operation": "dismiss", "conversation_id": conversation_id})
+        conversation_id = await self.resolve_id(conversation_id)
         now = self.clock()
         session = await self.store.tombstones.dismiss(conversation_id, to_us(now))
         await self._emit(
@@ -431,8 +507,9 @@ class AgentOrchestrator:
         try:
             if request.conversation_id is not None:
                 assert request.prompt is not None
+                conversation = await self.resolve_id(request.conversation_id)
                 started.append(
-                    await self._follow_up(request.conversation_id, request.prompt, request.agent_id)
+                    await self._follow_up(conversation, request.prompt, request.agent_id)
                 )
                 return started
             if request.batch is not None:
@@ -724,7 +801,7 @@ class AgentOrchestrator:
                 NewMessage(
                     self._new_id(),
                     event.role,
-                    event.content,
+                    redact(event.content),
                     now_us,
                     tokens,
                     event.tool,
@@ -749,6 +826,9 @@ class AgentOrchestrator:
             await self._store_reply(request, MessageOut(Role.ASSISTANT, partial))
         now = self.clock()
         note = None
+        # Agents echo their environment on failure: nothing stored keeps a secret.
+        output, error = redact(output), redact(error) if error is not None else None
+        stderr = redact(ended.stderr) if ended is not None else None
         # A CLI's transcript is the session's record (previews read it as long as
         # we store no message of our own): its error stays on the run and in history.
         if error is not None and store_note:
@@ -771,7 +851,7 @@ class AgentOrchestrator:
             note,
             context_tokens=completed.context_tokens if completed else None,
             context_limit=completed.context_limit if completed else None,
-            stderr=ended.stderr if ended is not None else None,
+            stderr=stderr,
         )
         duration = run.duration_s or 0.0
         event: HistoryEvent

@@ -24,6 +24,7 @@ import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 REDACTED = "[REDACTED]"
 
@@ -181,3 +182,18 @@ def redact(text: str) -> str:
         position = end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def redact_data(value: Any) -> Any:
+    """``value`` (JSON-shaped: dicts, lists, strings, numbers) with every string redacted.
+
+    For payloads about to be printed or returned by a tool: masking the decoded
+    strings keeps the JSON valid, which masking its text would not.
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: redact_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(item) for item in value]
+    return value

@@ -7,15 +7,19 @@ back as ``{"status": "error", "error": {"code", "message"}}``; nothing raises.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
-from core.errors import DelegateError, InvalidRequest
+from core.errors import DelegateError, InternalError, InvalidRequest
 from core.models import AgentRequest, Run, SessionMode, SessionsRequest
 from core.orchestrator import AgentOrchestrator, RunHandle, validate
+from core.redact import redact_data
 
 RawRequest = str | bytes | dict[str, Any]
 
 TOOL_NAMES = ("delegate_sessions", "delegate_agent")
+
+log = logging.getLogger(__name__)
 
 
 def parse_request(raw: RawRequest) -> dict[str, Any]:
@@ -100,11 +104,24 @@ async def delegate_agent(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, 
 
 
 async def call_tool(orch: AgentOrchestrator, name: str, raw: RawRequest) -> dict[str, Any]:
-    if name == "delegate_sessions":
-        return await delegate_sessions(orch, raw)
-    if name == "delegate_agent":
-        return await delegate_agent(orch, raw)
-    return InvalidRequest(f"unknown tool {name!r}; use one of {', '.join(TOOL_NAMES)}").to_payload()
+    """Run one tool call; the answer is always a payload, with every secret masked.
+
+    This is the tools' boundary (CLI ``tool``, MCP): an exception nothing else
+    expected becomes one ``internal_error`` payload, never a traceback.
+    """
+    try:
+        if name == "delegate_sessions":
+            response = await delegate_sessions(orch, raw)
+        elif name == "delegate_agent":
+            response = await delegate_agent(orch, raw)
+        else:
+            choices = ", ".join(TOOL_NAMES)
+            response = InvalidRequest(f"unknown tool {name!r}; use one of {choices}").to_payload()
+    except Exception as exc:
+        log.exception("tool %s failed", name)
+        response = InternalError(exc).to_payload()
+    result: dict[str, Any] = redact_data(response)
+    return result
 
 
 def is_error(response: dict[str, Any]) -> bool:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.redact import REDACTED, find_secrets, redact
+from core.redact import REDACTED, find_secrets, redact, redact_data
 
 # Shapes of real credentials (made up, never valid), each with what must disappear.
 SECRETS = {
@@ -115,3 +115,12 @@ def test_large_hostile_inputs_are_linear(text: str) -> None:
     started = time.perf_counter()
     redact(text)
     assert time.perf_counter() - started < 5.0
+
+
+def test_redact_data_masks_strings_and_keeps_the_shape() -> None:
+    payload = {"error": {"message": "DB_PASSWORD=hunter2"}, "n": 3, "runs": [{"x": "ok"}]}
+    assert redact_data(payload) == {
+        "error": {"message": "DB_PASSWORD=[REDACTED]"},
+        "n": 3,
+        "runs": [{"x": "ok"}],
+    }

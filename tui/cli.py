@@ -9,25 +9,56 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.config import resolve_data_dir
-from core.errors import DelegateError
+from core.config import DB_FILENAME, resolve_data_dir
+from core.errors import DelegateError, InternalError, InvalidRequest, StoreError
 from core.orchestrator import AgentOrchestrator
+from core.redact import redact, redact_data
 
 EXIT_OK, EXIT_ERROR = 0, 1
+PLAIN_HELP = "tab-separated rows with full ids (the layout used when piped)"
+
+
+# C1 controls survive ``json.dumps`` (it escapes only C0); some terminals act on them.
+_C1 = re.compile("[\x80-\x9f]")
 
 
 def _print_json(payload: Any) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=None) + "\n")
+    text = json.dumps(redact_data(payload), ensure_ascii=False, indent=None)
+    sys.stdout.write(_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
-def _read_arg(value: str) -> str:
-    """``-`` means: read the value from standard input."""
-    return sys.stdin.read() if value == "-" else value
+def _read_arg(value: str, what: str = "request") -> str:
+    """``-`` means: read the value from standard input, as strict UTF-8.
+
+    Bytes, not text: the terminal's locale must not decide what a request says,
+    and undecodable input is the caller's mistake (``invalid_request``), not a crash.
+    A UTF-8 byte-order mark is accepted; a UTF-16 one is not UTF-8.
+    """
+    if value != "-":
+        return value
+    data = sys.stdin.buffer.read()
+    if data.startswith(b"\xff\xfe") or data.startswith(b"\xfe\xff"):
+        raise InvalidRequest(f"{what} on stdin is UTF-16 (byte-order mark); send UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start : exc.start + 1]
+        raise InvalidRequest(
+            f"{what} on stdin is not valid UTF-8 (byte {exc.start} is {bad!r})"
+        ) from None
+
+
+def _print_safe(line: str) -> None:
+    """Print text that came from disk or an agent (file names, reasons): escaped, redacted."""
+    from tui.safe_text import visible
+
+    print(visible(redact(line)))
 
 
 # --- commands ------------------------------------------------------------
@@ -49,19 +80,25 @@ async def cmd_sessions_list(orch: AgentOrchestrator, args: argparse.Namespace) -
         return EXIT_OK
     from tui import render
 
-    render.sessions_table(page, orch.clock())
+    console = render.make_console(plain=args.plain)
+    ids = (
+        {}
+        if render.is_plain(console)
+        else await orch.short_ids(s.conversation_id for s in page.sessions)
+    )
+    render.sessions_table(console, page, orch.clock(), ids)
     return EXIT_OK
 
 
 async def cmd_sessions_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     session = await orch.get_session(args.conversation_id)
-    page = await orch.recent_messages(args.conversation_id, args.last, args.cursor)
+    page = await orch.recent_messages(session.conversation_id, args.last, args.cursor)
     if args.json:
         _print_json({"session": session.model_dump(mode="json"), **page.model_dump(mode="json")})
         return EXIT_OK
     from tui import render
 
-    render.session_detail(session, page, orch.clock())
+    render.session_detail(render.make_console(), session, page, orch.clock())
     return EXIT_OK
 
 
@@ -70,7 +107,9 @@ async def cmd_sessions_dismiss(orch: AgentOrchestrator, args: argparse.Namespace
     if args.json:
         _print_json({"status": "ok"})
     else:
-        print(f"dismissed {session.conversation_id} ({session.agent_id}: {session.title})")
+        from tui.render import shown
+
+        print(shown(f"dismissed {session.conversation_id} ({session.agent_id}: {session.title})"))
     return EXIT_OK
 
 
@@ -110,6 +149,7 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     import signal
 
     from core.runners import RunFailed, TextDelta
+    from tui.safe_text import visible
 
     loop = asyncio.get_running_loop()
     caller = asyncio.current_task()
@@ -149,10 +189,12 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         print(f"{kind} run {handle.run_id} in conversation {handle.conversation_id}", file=err)
         async for event in handle.stream():
             if isinstance(event, TextDelta):
-                sys.stdout.write(event.text)
+                # Per chunk: a secret split across two chunks can slip through here,
+                # never into the store (the run is redacted whole when it closes).
+                sys.stdout.write(visible(redact(event.text)))
                 sys.stdout.flush()
             elif isinstance(event, RunFailed):
-                print(f"\nrun failed: {event.error}", file=err)
+                print(f"\nrun failed: {visible(redact(event.error))}", file=err)
         run = await handle.wait()
     finally:
         for sig in installed:
@@ -188,7 +230,11 @@ async def cmd_history(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         return EXIT_OK
     from tui import render
 
-    render.history_table(events, orch.clock())
+    console = render.make_console(plain=args.plain)
+    ids = (
+        {} if render.is_plain(console) else await orch.short_ids(e.conversation_id for e in events)
+    )
+    render.history_table(console, events, orch.clock(), ids)
     return EXIT_OK
 
 
@@ -197,7 +243,7 @@ async def cmd_agents(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         name: {
             "runner": a.runner,
             "context_limit": a.context_limit,
-            "description": a.description,
+            "description": redact(a.description),
             "default": name == orch.settings.default_agent,
         }
         for name, a in sorted(orch.settings.agents.items())
@@ -205,9 +251,9 @@ async def cmd_agents(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(agents)
         return EXIT_OK
-    for name, a in agents.items():
-        star = "*" if a["default"] else " "
-        print(f"{star} {name:<12} {a['runner']:<10} {a['context_limit']:>8}  {a['description']}")
+    from tui import render
+
+    render.agents_listing(render.make_console(), agents)
     return EXIT_OK
 
 
@@ -257,16 +303,16 @@ async def cmd_import(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
             f"unknown type, {report.oversized_lines} oversized"
         )
     for item in report.unreadable:
-        print(f"unreadable: {item.path}: {item.reason}")
+        _print_safe(f"unreadable: {item.path}: {item.reason}")
     if args.report:
         for f in report.files_with_skips:
             note = f" error: {f.error}" if f.error else ""
-            print(
+            _print_safe(
                 f"{f.path}: {f.malformed_lines} malformed, {f.unknown_lines} unknown, "
                 f"{f.oversized_lines} oversized{note}"
             )
     elif report.problem_line:
-        print(report.problem_line.replace("`", ""))
+        _print_safe(report.problem_line.replace("`", ""))
     return EXIT_OK
 
 
@@ -305,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     s_list.add_argument("--limit", type=_limit, default=20, help="page size, 1..100 (20)")
     s_list.add_argument("--cursor", help="next_cursor from a previous page")
     s_list.add_argument("--json", action="store_true", help="print the tool's JSON")
+    s_list.add_argument("--plain", action="store_true", help=PLAIN_HELP)
     s_list.set_defaults(handler=cmd_sessions_list)
     s_show = ssub.add_parser("show", help="a session and its last messages")
     s_show.add_argument("conversation_id")
@@ -339,6 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="launches, follow-ups and dismissals")
     history.add_argument("--limit", type=_limit, default=20)
     history.add_argument("--json", action="store_true")
+    history.add_argument("--plain", action="store_true", help=PLAIN_HELP)
     history.set_defaults(handler=cmd_history)
 
     agents = sub.add_parser("agents", help="configured agents")
@@ -377,20 +425,82 @@ async def _run_command(
 
 
 def run_app(data_dir: Path) -> int:
-    """Open the session picker (the Textual app) over ``data_dir``."""
-    from tui.app import create_app
+    """Open the session picker (the Textual app) over ``data_dir``.
 
+    Settings (and the keymap's binding ids) are checked before the App exists,
+    so a broken ``config.toml`` is one line and exit 1, never a traceback.
+    """
+    from core.config import load_settings
+    from tui.app import create_app
+    from tui.keymap_check import check_keymap
+
+    settings = load_settings(data_dir)
+    check_keymap(settings.keymap)
+    _check_store(data_dir / DB_FILENAME)
+    app = create_app(data_dir, import_sources=(None, None), settings=settings)
+    app.run()
+    return app.return_code or EXIT_OK
+
+
+def _check_store(path: Path) -> None:
+    """Refuse, before the App exists, a store this delegate cannot open.
+
+    Read-only and without touching the file: the App opens it for real later.
+    """
+    import sqlite3
+    from urllib.parse import quote
+
+    from core.migrations import SCHEMA_VERSION
+
+    if not path.exists():
+        return
     try:
-        create_app(data_dir, import_sources=(None, None)).run()
-    except DelegateError as exc:
-        print(f"delegate: {exc.code}: {exc.message}", file=sys.stderr)
-        return EXIT_ERROR
-    return EXIT_OK
+        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise StoreError(
+            f"{path} cannot be read ({exc}); move it aside or restore it from a backup"
+        ) from None
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} has schema version {version}, newer than this delegate "
+            f"({SCHEMA_VERSION}); upgrade delegate"
+        )
+
+
+def _error_line(exc: DelegateError) -> str:
+    """``delegate: code: message`` as one line a terminal shows as text."""
+    from tui.safe_text import visible
+
+    message = " ".join(visible(redact(exc.message)).split("\n"))
+    return f"delegate: {exc.code}: {message}"
+
+
+def _report(exc: DelegateError, args: argparse.Namespace | None) -> int:
+    if args is not None and (getattr(args, "json", False) or args.command == "tool"):
+        _print_json(exc.to_payload())
+    else:
+        print(_error_line(exc), file=sys.stderr)
+    return EXIT_ERROR
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except DelegateError as exc:
+        return _report(exc, args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the boundary: one line, never a traceback
+        return _report(InternalError(exc), args)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     handler = getattr(args, "handler", None)
     data_dir = resolve_data_dir(args.data_dir)
     if args.command == "mcp":
@@ -399,16 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve_mcp(data_dir)
     if handler is None:
         return run_app(data_dir)
-    try:
-        return asyncio.run(_run_command(data_dir, handler, args))
-    except DelegateError as exc:
-        if getattr(args, "json", False) or args.command == "tool":
-            _print_json(exc.to_payload())
-        else:
-            print(f"delegate: {exc.code}: {exc.message}", file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        return 130
+    return asyncio.run(_run_command(data_dir, handler, args))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.models import ContextUsage
+from core.models import ContextUsage, Message, Role
+from tui.safe_text import first_line
 
 
 def ago(moment: datetime, now: datetime) -> str:
@@ -47,3 +48,23 @@ def meter(context: ContextUsage) -> str:
 
 def short_id(conversation_id: str) -> str:
     return conversation_id[:8]
+
+
+def tool_label(message: Message) -> str | None:
+    """The tool a message calls or answers, one safe line; None for plain messages.
+
+    Tool metadata is whatever the transcript held: a call has a ``name`` (or
+    ``calls``), a result usually only an id, and an imported line may carry none.
+    """
+    if message.role is not Role.TOOL and not message.tool:
+        return None
+    tool = message.tool or {}
+    name = tool.get("name")
+    calls = tool.get("calls")
+    if not name and isinstance(calls, list):
+        name = ", ".join(str(c.get("name")) for c in calls if isinstance(c, dict) and c.get("name"))
+    if not name:
+        name = "result" if message.role is Role.TOOL else "tool"
+    if tool.get("is_error") is True:
+        name = f"{name} (error)"
+    return first_line(str(name), 30)

@@ -1,8 +1,14 @@
-"""Rich output of the human CLI commands (tables and message lists)."""
+"""Output of the human CLI commands: Rich tables on a terminal, plain lines in a pipe.
+
+Everything that came from a transcript (titles, folders, messages, prompts,
+errors) passes through :func:`shown` first: secrets masked, control characters
+spelled out, so no transcript can clear, retitle or recolour the terminal. Rich
+markup is never parsed from such text (``Text(...)``, never a markup string).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from rich.console import Console
@@ -11,67 +17,182 @@ from rich.text import Text
 
 from core.events import HistoryEvent
 from core.models import MessagePage, Session, SessionPage
+from core.redact import redact
 from tui import formatting as fmt
+from tui.safe_text import visible
 
-console = Console(highlight=False)
+# Below this width the list keeps id, title, state and age, and drops the rest.
+WIDE_LIST_COLUMNS = 120
+MAX_WHERE = 40
 
 
-def sessions_table(page: SessionPage, now: datetime) -> None:
+def shown(text: str) -> str:
+    """Transcript text as it may reach a terminal: secrets masked, controls escaped."""
+    return visible(redact(text))
+
+
+def make_console(*, plain: bool = False) -> Console:
+    """The console of one command; ``plain`` (or a pipe) means no styles, no wrapping."""
+    return Console(highlight=False, emoji=False, force_terminal=False if plain else None)
+
+
+def is_plain(console: Console) -> bool:
+    """Plain lines (tab-separated, full ids) when not a terminal or when asked for."""
+    return not console.is_terminal
+
+
+def _label(ids: Mapping[str, str], conversation_id: str) -> str:
+    return ids.get(conversation_id, conversation_id)
+
+
+def sessions_table(
+    console: Console, page: SessionPage, now: datetime, ids: Mapping[str, str]
+) -> None:
+    """One page of sessions; ``ids`` maps each id to the prefix to print for it."""
     if not page.sessions:
-        console.print("No reusable sessions. Try [bold]delegate demo[/] or [bold]delegate run[/].")
+        console.print("No reusable sessions. Try `delegate demo` or `delegate run`.", markup=False)
         return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("id", "agent", "state", "title", "where", "last", "turns", "context", "size"):
-        table.add_column(column, no_wrap=column != "title", overflow="ellipsis")
+    if is_plain(console):
+        _plain_sessions(console, page, now)
+        return
+    wide = console.width >= WIDE_LIST_COLUMNS
+    columns = ["id", "agent", "state", "title", "where", "last", "turns", "context", "size"]
+    if not wide:
+        columns = ["id", "state", "title", "last"]
+    rows: list[dict[str, str]] = []
+    for s in page.sessions:
+        cells = {
+            "id": _label(ids, s.conversation_id),
+            "agent": shown(s.agent_id),
+            "state": s.state.value,
+            "title": shown(s.title) or "(untitled)",
+            "where": shown(s.cwd + (f" · {s.git_branch}" if s.git_branch else "")),
+            "last": fmt.ago(s.last_interacted_at, now),
+            "turns": str(s.metrics.turns),
+            "context": fmt.meter(s.context),
+            "size": fmt.size(s.metrics.bytes),
+        }
+        rows.append({c: " ".join(cells[c].split("\n")) for c in columns})
+    # Every column but the title keeps its width; the title gets what is left.
+    widths = {
+        c: min(MAX_WHERE, max(len(c), *(len(r[c]) for r in rows)))
+        if c == "where"
+        else max(len(c), *(len(r[c]) for r in rows))
+        for c in columns
+        if c != "title"
+    }
+    title_width = max(12, console.width - sum(widths.values()) - 2 * (len(columns) - 1))
+    table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
+    for c in columns:
+        width = title_width if c == "title" else widths[c]
+        table.add_column(
+            c, no_wrap=True, overflow="ellipsis", max_width=width, style="cyan" if c == "id" else ""
+        )
+    for r in rows:
+        table.add_row(*(Text(r[c]) for c in columns))  # Text(): never parse markup
+    console.print(table)
+    if page.next_cursor:
+        # soft_wrap: a long cursor is never broken by an inserted newline, so it copies whole.
+        console.print(
+            Text(f"more: --cursor {page.next_cursor}", style="dim"), soft_wrap=True, crop=False
+        )
+
+
+def _plain_sessions(console: Console, page: SessionPage, now: datetime) -> None:
+    """Tab-separated rows with full ids, for ``cut``, ``grep`` and ``--plain``."""
+    columns = ("id", "agent", "state", "last", "turns", "context", "where", "title")
+    lines = ["\t".join(columns)]
     for s in page.sessions:
         where = s.cwd + (f" · {s.git_branch}" if s.git_branch else "")
-        table.add_row(
-            fmt.short_id(s.conversation_id),
+        cells = (
+            s.conversation_id,
             s.agent_id,
             s.state.value,
-            Text(s.title),  # Text(): never interpret markup that came from a prompt
-            Text(where),
             fmt.ago(s.last_interacted_at, now),
             str(s.metrics.turns),
             fmt.meter(s.context),
-            fmt.size(s.metrics.bytes),
+            where,
+            s.title or "(untitled)",
         )
-    console.print(table)
+        lines.append("\t".join(_cell(c) for c in cells))
     if page.next_cursor:
-        console.print(f"[dim]more: --cursor {page.next_cursor}[/]")
+        lines.append(f"more: --cursor {page.next_cursor}")
+    _write(console, lines)
 
 
-def session_detail(session: Session, page: MessagePage, now: datetime) -> None:
+def _cell(text: str) -> str:
+    """One tab-separated cell: shown, and never a tab or newline that breaks the row."""
+    return shown(text).replace("\t", " ").replace("\n", " ")
+
+
+def _write(console: Console, lines: Sequence[str]) -> None:
+    console.file.write("".join(f"{line}\n" for line in lines))
+    console.file.flush()
+
+
+def session_detail(console: Console, session: Session, page: MessagePage, now: datetime) -> None:
     console.print(
         Text.assemble(
             (session.conversation_id, "bold"),
-            f"  {session.agent_id} · {session.state.value} · {fmt.meter(session.context)}"
+            f"  {shown(session.agent_id)} · {session.state.value} · {fmt.meter(session.context)}"
             f" · {fmt.ago(session.last_interacted_at, now)}",
         )
     )
-    console.print(Text(session.title, style="italic"))
+    console.print(Text(shown(session.title), style="italic"))
     for message in reversed(page.messages):  # oldest of the page first, like a transcript
-        label = message.role.value + (f" ({message.tool['name']})" if message.tool else "")
+        tool = fmt.tool_label(message)
+        label = message.role.value + (f" ({tool})" if tool else "")
         console.print(Text(f"\n{label} · #{message.seq}", style="bold cyan"))
-        console.print(Text(message.content))
+        console.print(Text(shown(message.content)))
     if page.next_cursor:
-        console.print(f"\n[dim]older: --cursor {page.next_cursor}[/]")
+        console.print(
+            Text(f"\nolder: --cursor {page.next_cursor}", style="dim"), soft_wrap=True, crop=False
+        )
 
 
-def history_table(events: Sequence[HistoryEvent], now: datetime) -> None:
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("when", "event", "agent", "conversation", "detail"):
-        table.add_column(column, no_wrap=column != "detail")
+def history_table(
+    console: Console, events: Sequence[HistoryEvent], now: datetime, ids: Mapping[str, str]
+) -> None:
+    rows = []
     for e in events:
-        detail = getattr(e, "prompt", "") or getattr(e, "title", "")
+        detail = getattr(e, "prompt", "") or getattr(e, "title", "") or getattr(e, "error", "")
+        detail = detail or ""
         status = getattr(e, "status", None)
         if status is not None:
-            detail = f"{status.value} · {getattr(e, 'duration_s', 0):.1f}s · {detail}"
-        table.add_row(
-            fmt.ago(e.at, now),
-            e.kind.replace("_", " "),
-            getattr(e, "agent_id", ""),
-            fmt.short_id(e.conversation_id),
-            Text(detail.splitlines()[0] if detail else ""),
+            detail = f"{status.value} · {getattr(e, 'duration_s', 0) or 0:.1f}s · {detail}"
+        first = shown(detail.strip()).split("\n", 1)[0]
+        rows.append(
+            (
+                fmt.ago(e.at, now),
+                e.kind.replace("_", " "),
+                shown(getattr(e, "agent_id", "") or ""),
+                e.conversation_id,
+                first,
+            )
         )
+    if is_plain(console):
+        header = "\t".join(("when", "event", "agent", "conversation", "detail"))
+        _write(console, [header, *("\t".join(_cell(c) for c in row) for row in rows)])
+        return
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("when", "event", "agent", "conversation", "detail"):
+        table.add_column(column, no_wrap=True, overflow="ellipsis")
+    for when, kind, agent, cid, first in rows:
+        table.add_row(when, kind, agent, _label(ids, cid), Text(first))
     console.print(table)
+
+
+def agents_listing(console: Console, agents: Mapping[str, Mapping[str, object]]) -> None:
+    """The configured agents, the default starred; descriptions are config values (redacted)."""
+    for name, a in agents.items():
+        star = "*" if a["default"] else " "
+        line = (
+            f"{star} {name:<12} {a['runner']!s:<10} {a['context_limit']!s:>8}  {a['description']}"
+        )
+        console.print(Text(shown(line)), soft_wrap=True)
+
+
+def error_line(code: str, message: str) -> str:
+    """``delegate: code: message`` on one line, safe for a terminal."""
+    one_line = " ".join(shown(message).split("\n"))
+    return f"delegate: {code}: {one_line}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -40,6 +41,11 @@ from core.runners.subprocess import cli_process, resolve_binary
 
 ERROR_STDERR_CHARS = 2000  # how much of stderr a failure message quotes
 TOOL_SUMMARY_CHARS = 200
+
+
+# Claude Code's words when it has no credentials, and what a person does about it.
+LOGIN_NEEDED = re.compile(r"(?i)not logged in|please run /login|invalid api key")
+LOGIN_HINT = "to fix: run `claude /login`, or set ANTHROPIC_API_KEY"
 
 
 def failure_message(what: str, stderr: str) -> str:
@@ -164,12 +170,17 @@ class ClaudeStreamParser:
                 failure_message(f"claude exited with code {returncode} before a result", stderr),
                 stderr,
             )
-        if result.get("is_error") or result.get("subtype") not in (None, "success"):
-            detail = result.get("result") or "; ".join(map(str, result.get("errors") or []))
-            what = f"claude reported an error ({result.get('subtype') or 'error'})"
-            return RunFailed(
-                failure_message(f"{what}: {detail}" if detail else what, stderr), stderr
+        subtype = result.get("subtype")
+        if result.get("is_error") or subtype not in (None, "success"):
+            detail = str(result.get("result") or "; ".join(map(str, result.get("errors") or [])))
+            # A failed result can still say subtype "success": that word explains nothing.
+            what = "claude reported an error" + (
+                f" ({subtype})" if subtype not in (None, "success") else ""
             )
+            what = f"{what}: {detail}" if detail else what
+            if LOGIN_NEEDED.search(detail):
+                what += f" ({LOGIN_HINT})"
+            return RunFailed(failure_message(what, stderr), stderr)
         usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
         assert isinstance(usage, dict)
         run_usage = Usage(

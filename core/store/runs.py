@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import aiosqlite
 
 from core import process_identity
-from core.errors import AgentBusy, SessionNotReady, UnknownConversation
+from core.errors import AgentBusy, SessionNotReady, UnknownConversation, UnknownRun
 from core.models import Run, RunStatus, Session, SessionMode, SessionState, Usage
 from core.store.database import Database, first_row
 from core.store.messages import MessagesRepository
@@ -287,7 +287,7 @@ class RunsRepository:
                 )
             )
             if row is None:
-                raise UnknownConversation(f"run {run_id}")
+                raise UnknownRun(run_id)
             mode, conversation_id = SessionMode(row["mode"]), str(row["conversation_id"])
             if reply is not None:
                 await self._messages.append_in(db, conversation_id, [reply])
@@ -364,7 +364,7 @@ class RunsRepository:
             f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
         )
         if row is None:
-            raise UnknownConversation(f"run {run_id}")
+            raise UnknownRun(run_id)
         return run_from_row(row)
 
     async def for_session(self, conversation_id: str) -> list[Run]:

@@ -21,7 +21,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from core.clock import Clock, system_clock
-from core.errors import DelegateError
+from core.errors import AgentBusy, DelegateError, DismissRefused, SessionNotReady
 from core.events import HistoryEvent
 from core.models import Session, SessionPage, SessionState
 from core.orchestrator import AgentOrchestrator
@@ -406,10 +406,13 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     # --- resume ----------------------------------------------------------
 
     def _blocked_reason(self, session: Session) -> str | None:
+        cid = session.conversation_id
         if session.state is SessionState.RUNNING:
-            return "agent_busy: delegate still running — wait for it to finish, or x to stop it"
+            busy = AgentBusy(cid)
+            return f"{busy.code}: {busy.message} — wait for it to finish, or x to stop it"
         if session.state is SessionState.PENDING:
-            return "session_not_ready: this detached delegate is still working; resume once ready"
+            not_ready = SessionNotReady(cid)
+            return f"{not_ready.code}: {not_ready.message}"
         return None
 
     def action_resume(self) -> None:
@@ -505,8 +508,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         if session is None:
             return
         if session.state in (SessionState.RUNNING, SessionState.PENDING):
+            pending = session.state is SessionState.PENDING
+            refused = DismissRefused.busy(session.conversation_id, pending=pending)
             self.notify(
-                "dismiss_refused: the session is still running; dismiss it when the run ends",
+                f"{refused.code}: {refused.message}",
                 title="Cannot dismiss yet",
                 severity="warning",
             )

@@ -35,9 +35,9 @@ def message_renderable(message: Message, now: datetime) -> RenderableType:
     label = Text()
     label.append(message.role.value, ROLE_STYLES[message.role])
     label.append(f"  #{message.seq} · {fmt.ago(message.created_at, now)}", "dim")
-    if message.role is Role.TOOL or message.tool:
+    name = fmt.tool_label(message)
+    if name is not None:
         # Tool calls collapse to one line: "▸ name: first line of the result".
-        name = first_line(str((message.tool or {}).get("name", "tool")), 30)
         summary = first_line(message.content, 70)
         if summary.startswith(f"{name}:"):
             summary = summary[len(name) + 1 :].strip()
