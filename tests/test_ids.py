@@ -21,7 +21,7 @@ LONER = "abcdef12-3456-4789-8abc-def012345678"
 
 @pytest.fixture
 async def three(orch: AgentOrchestrator) -> AgentOrchestrator:
-    await orch.store.bulk_insert(
+    await orch.store.bulk.insert(
         [finished(cid, BASE_US + i * 1_000_000) for i, cid in enumerate((TWIN_A, TWIN_B, LONER))]
     )
     return orch
@@ -79,7 +79,7 @@ async def test_tools_take_prefixes(three: AgentOrchestrator) -> None:
 
 async def test_an_unknown_run_is_unknown_run(orch: AgentOrchestrator) -> None:
     with pytest.raises(UnknownRun) as caught:
-        await orch.store.get_run("run-that-never-was")
+        await orch.store.runs.get("run-that-never-was")
     assert caught.value.code == "unknown_run"
     assert "conversation" not in caught.value.message
 
@@ -104,7 +104,7 @@ def test_cli_takes_prefixes_and_prints_short_ids(
     async def fill() -> None:
         orch = await AgentOrchestrator.open(data)
         try:
-            await orch.store.bulk_insert(
+            await orch.store.bulk.insert(
                 [finished(c, BASE_US + i) for i, c in enumerate((TWIN_A, TWIN_B, LONER))]
             )
         finally:
