@@ -25,6 +25,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, TextContent
 from support import DELEGATE, cli_env, run_cli, write_config
 
+from core.config import DB_FILENAME
 from core.models import AgentRequest, SessionsRequest
 from core.orchestrator import AgentOrchestrator
 from core.tools import call_tool
@@ -377,6 +378,29 @@ async def test_a_broken_config_is_reported_on_every_call(tmp_path: Path) -> None
         )
     assert names == {"delegate_sessions", "delegate_agent"}
     assert "config.toml" in message
+
+
+async def test_a_store_that_cannot_open_is_one_typed_line_on_every_call(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    (data / DB_FILENAME).write_bytes(b"this is not a database" * 100)
+    async with mcp_client(data) as client:
+        result = await client.call_tool("delegate_sessions", {"operation": "list"})
+    body = payload(result)
+    assert result.is_error
+    assert body["error"]["code"] in {"store_error", "internal_error"}
+    assert "\n" not in body["error"]["message"]
+
+
+async def test_ids_may_be_unique_prefixes(data: Path) -> None:
+    async with mcp_client(data) as client:
+        listing = await call(client, "delegate_sessions", {"operation": "list", "limit": 1})
+        cid = listing["sessions"][0]["conversation_id"]
+        page = await call(
+            client, "delegate_sessions", {"operation": "messages", "conversation_id": cid[:12]}
+        )
+        assert page["messages"]
+        assert {m["conversation_id"] for m in page["messages"]} == {cid}
 
 
 @pytest.mark.parametrize("stop", ["close stdin", "SIGTERM"])
