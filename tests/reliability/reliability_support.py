@@ -206,12 +206,12 @@ class Cli:
         program: Sequence[str] | None = None,
     ) -> None:
         home.mkdir(parents=True, exist_ok=True)
-        self._out = tempfile.TemporaryFile(dir=home)
-        self._err = tempfile.TemporaryFile(dir=home)
-        source = tempfile.TemporaryFile(dir=home)
-        source.write(stdin or b"")
-        source.seek(0)
-        with source:
+        # Closed in wait(): they outlive this call by design.
+        self._out = tempfile.TemporaryFile(dir=home)  # noqa: SIM115
+        self._err = tempfile.TemporaryFile(dir=home)  # noqa: SIM115
+        with tempfile.TemporaryFile(dir=home) as source:
+            source.write(stdin or b"")
+            source.seek(0)
             self.proc = subprocess.Popen(
                 [*(program or [str(DELEGATE)]), *args],
                 stdin=source,

@@ -56,7 +56,9 @@ def loop_and_orch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     loop.close()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(request=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=4))
 def test_any_json_request_to_delegate_sessions_is_answered_typed(
     loop_and_orch: Any, request: dict[str, Any]

@@ -18,9 +18,7 @@ def test_kill_9_of_a_follow_up_leaves_nothing_running_once_read(tmp_path: Path) 
 
 
 def test_sigint_and_sighup_end_a_follow_up_keeping_its_partial_reply(tmp_path: Path) -> None:
-    tally = run_signal_trials(
-        tmp_path, 2, signals=(signal.SIGINT, signal.SIGHUP), after_s=0.3
-    )
+    tally = run_signal_trials(tmp_path, 2, signals=(signal.SIGINT, signal.SIGHUP), after_s=0.3)
     assert tally.faults == 2
     assert tally.clean, tally.summary()
 

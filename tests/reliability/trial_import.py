@@ -32,6 +32,7 @@ from reliability_support import (
     survivors,
     timed,
 )
+
 from core.config import DB_FILENAME
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"

@@ -221,13 +221,17 @@ async def tool_inputs(work: Path, *, limit: int | None = None) -> Tally:
                     tally.hang(f"{name} {str(raw)[:80]!r}")
                     continue
                 except Exception as exc:
-                    tally.lose(f"{name} {str(raw)[:80]!r} raised {type(exc).__name__}: {str(exc)[:200]}")
+                    tally.lose(
+                        f"{name} {str(raw)[:80]!r} raised {type(exc).__name__}: {str(exc)[:200]}"
+                    )
                     continue
                 problem = payload_problem(answer)
                 if problem:
                     tally.lose(f"{name} {str(raw)[:80]!r}: {problem}")
                 elif answer.get("status") == "error" and _run_count(data / DB_FILENAME) != before:
-                    tally.lose(f"{name} {str(raw)[:80]!r} failed but started a run: {answer!r:.200}")
+                    tally.lose(
+                        f"{name} {str(raw)[:80]!r} failed but started a run: {answer!r:.200}"
+                    )
             page = await orch.list_sessions(100)
             if conversation not in {s.conversation_id for s in page.sessions}:
                 tally.lose("the session aimed at is gone (hostile input dismissed it)")
@@ -271,7 +275,7 @@ def cli_cases(conversation_id: str) -> Iterator[tuple[list[str], bytes | None, b
         yield ["sessions", "dismiss", "--json", "--", hostile], None, True
         yield ["run", f"--session={hostile}", "hello"], None, False
         yield ["run", f"--agent={hostile}", "hello"], None, False
-    for cursor in list(forged_cursors(conversation_id))[:: 4]:
+    for cursor in list(forged_cursors(conversation_id))[::4]:
         yield ["sessions", "list", "--json", f"--cursor={cursor}"], None, True
     for number in ("-1", "0", "101", "99999999999999999999999", "1e9", "0x10", "٣"):
         yield ["sessions", "list", "--json", f"--limit={number}"], None, True

@@ -99,7 +99,8 @@ def follow_up_races(work: Path, rounds: int, *, seed: int = 13) -> Tally:
         racers = _racers(work, data, 8, tag)
         try:
             first = _racers_round(racers[:1], {"agent_id": "racer", "prompt": "hello"})
-            assert first and first[0].get("status") == "ok", f"no first turn: {first}"
+            assert first, "no first turn"
+            assert first[0].get("status") == "ok", f"no first turn: {first}"
             conversation = str(first[0]["conversation_id"])
             db = data / DB_FILENAME
             for round_no in range(rounds):
@@ -146,9 +147,7 @@ def _racers_round(
     return _answers(racers, ROUND_TIMEOUT_S)
 
 
-def _judge_round(
-    tally: Tally, where: str, answers: list[dict[str, object]], new_runs: int
-) -> None:
+def _judge_round(tally: Tally, where: str, answers: list[dict[str, object]], new_runs: int) -> None:
     winners = [a for a in answers if a.get("status") == "ok"]
     busy = [a for a in answers if (a.get("error") or {}).get("code") == "agent_busy"]  # type: ignore[union-attr]
     others = [a for a in answers if a not in winners and a not in busy]

@@ -73,7 +73,8 @@ def _launch(work: Path, data: Path, agent: str) -> str:
         ["--data-dir", str(data), "run", "--agent", agent, "hello"], home=work, tag=new_tag()
     )
     found = re.search(r"in conversation (\S+)", result.stderr.decode(errors="replace"))
-    assert result.code == 0 and found, f"the first turn failed: {result.text[-1000:]}"
+    assert result.code == 0, f"the first turn failed: {result.text[-1000:]}"
+    assert found, f"no conversation id in: {result.text[-1000:]}"
     return found.group(1)
 
 
@@ -195,4 +196,3 @@ def _check_partial(
         tally.lose(f"{where}: stored reply {stored[:80]!r} is not what was printed {shown[:80]!r}")
     elif sig is not signal.SIGKILL and shown and not kept.startswith(shown):
         tally.lose(f"{where}: printed {shown[:80]!r}… but stored {stored[:80]!r} ({status})")
-

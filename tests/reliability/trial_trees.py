@@ -26,6 +26,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from hostile_trees import build_hostile_tree
 from reliability_support import (
     CliResult,
     Tally,
@@ -37,11 +38,6 @@ from reliability_support import (
 )
 
 from core.config import DB_FILENAME
-
-try:  # the shared generator (tests/hostile_trees.py)
-    from hostile_trees import build_hostile_tree
-except ImportError:  # not on this branch yet: a minimal stand-in with the same shape
-    from minimal_hostile_trees import build_hostile_tree  # type: ignore[no-redef]
 
 STEP_TIMEOUT_S = 60.0
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,7 +97,11 @@ def _codex_session(day: Path, sid: str, cwd: Path, name: str) -> None:
     ts = "2026-03-01T10:00:00.000Z"
     lines = [
         {"timestamp": ts, "type": "session_meta", "payload": {"id": sid, "cwd": str(cwd)}},
-        {"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": "hi"}},
+        {
+            "timestamp": ts,
+            "type": "event_msg",
+            "payload": {"type": "user_message", "message": "hi"},
+        },
     ]
     body = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
     (day / f"rollout-2026-03-01T10-00-00-{name}.jsonl").write_bytes(body)
@@ -209,9 +209,15 @@ def tree_trials(
 
         ids = sorted(listed)[:previews]
         for cid in ids:
-            step(f"sessions show {cid!r:.60}", ["sessions", "show", "--json", "--", cid], json_out=True)
+            step(
+                f"sessions show {cid!r:.60}",
+                ["sessions", "show", "--json", "--", cid],
+                json_out=True,
+            )
             request = json.dumps({"operation": "messages", "conversation_id": cid})
-            step(f"tool messages {cid!r:.60}", ["tool", "delegate_sessions", request], json_out=True)
+            step(
+                f"tool messages {cid!r:.60}", ["tool", "delegate_sessions", request], json_out=True
+            )
         step(
             "tool list",
             ["tool", "delegate_sessions", '{"operation": "list", "limit": 100}'],
