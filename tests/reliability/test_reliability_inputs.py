@@ -20,6 +20,10 @@ from core.tools import call_tool
 pytestmark = pytest.mark.reliability
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="7.8: delegate_agent with a cwd name too long for the OS raises OSError, untyped",
+)
 async def test_hostile_tool_requests_get_typed_errors(tmp_path: Path) -> None:
     tally = await tool_inputs(tmp_path)
     assert tally.trials >= 300
@@ -32,6 +36,10 @@ def test_hostile_command_lines_get_typed_errors(tmp_path: Path) -> None:
     assert tally.clean, tally.summary()
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="7.16: a usage number beyond 64 bits aborts the whole import (OverflowError)",
+)
 async def test_hostile_transcript_lines_never_abort_an_import(tmp_path: Path) -> None:
     tally = await importer_inputs(tmp_path)
     assert tally.trials >= 40

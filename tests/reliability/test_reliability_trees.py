@@ -10,6 +10,10 @@ from trial_trees import tree_trials
 pytestmark = pytest.mark.reliability
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="15.1-15.3: a FIFO or /dev/zero transcript hangs the import and the panel",
+)
 def test_a_hostile_tree_never_hangs_or_crashes_a_reader(tmp_path: Path) -> None:
     tally = tree_trials(tmp_path, previews=2, step_timeout=30)
     assert tally.clean, tally.summary()
