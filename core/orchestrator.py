@@ -906,7 +906,7 @@ class AgentOrchestrator:
         stored closed (at most ``STOP_WAIT_S``). ``not_running`` when nothing
         is in flight; ``unknown_conversation`` when the id names nothing.
         """
-        ident = run_or_conversation_id
+        ident = await self._session_or_run_id(run_or_conversation_id)
         for handle in list(self._runs.values()):
             if ident in (handle.run_id, handle.conversation_id):
                 await self.cancel(handle.run_id)
@@ -933,6 +933,13 @@ class AgentOrchestrator:
                 return StopOutcome(flight.run_id, flight.conversation_id, "signalled")
             await asyncio.sleep(STOP_POLL_S)
         return StopOutcome(flight.run_id, flight.conversation_id, "stopped")
+
+    async def _session_or_run_id(self, ident: str) -> str:
+        """A session id (a unique prefix resolved) or, failing that, ``ident`` as a run id."""
+        try:
+            return await self.resolve_id(ident)
+        except UnknownConversation:
+            return ident
 
     async def _names_something(self, ident: str) -> bool:
         try:

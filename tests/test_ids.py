@@ -145,3 +145,14 @@ def test_a_data_dir_that_is_a_file_is_one_line(
 def test_delegate_errors_are_typed() -> None:
     for cls in (AmbiguousId, UnknownRun):
         assert issubclass(cls, DelegateError)
+
+
+async def test_stop_takes_a_prefix(three: AgentOrchestrator) -> None:
+    from core.errors import NotRunning
+
+    with pytest.raises(NotRunning):  # the idle session was found by its prefix
+        await three.stop_run("abcdef")
+    with pytest.raises(AmbiguousId):
+        await three.stop_run("019e1695")
+    with pytest.raises(UnknownConversation):
+        await three.stop_run("no-such-run-or-session")
