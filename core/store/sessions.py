@@ -71,10 +71,6 @@ class SessionsRepository:
     async def get(self, conversation_id: str) -> Session:
         """One session; :class:`UnknownConversation` when there is none."""
         await self._before_read()
-        return await self.get_as_stored(conversation_id)
-
-    async def get_as_stored(self, conversation_id: str) -> Session:
-        """One session as stored, without looking at its run's owner first."""
         row = await self._db.fetch_one(
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE conversation_id = ?",
             (conversation_id,),
