@@ -16,10 +16,12 @@ from core.clock import Clock, system_clock
 from core.config import Settings
 from core.errors import DelegateError
 from core.orchestrator import AgentOrchestrator
-from tui.commands import PickerCommands
 from tui.modals.confirm_quit import ConfirmQuit
 from tui.modals.error import ErrorModal
-from tui.screens.session_picker import UNDO_SECONDS, ImportRoots, SessionPickerScreen
+from tui.screens.session_picker import SessionPickerScreen
+from tui.widgets.background_import import ImportRoots
+from tui.widgets.dismissals import UNDO_SECONDS
+from tui.widgets.filter_bar import DEBOUNCE_SECONDS
 from tui.workers import WorkFailed
 
 OrchestratorFactory = Callable[[], Awaitable[AgentOrchestrator]]
@@ -30,7 +32,6 @@ class DelegateApp(App[None]):
 
     TITLE = "delegate"
     CSS_PATH = "app.tcss"
-    COMMANDS: ClassVar = App.COMMANDS | {PickerCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+q",
@@ -52,9 +53,11 @@ class DelegateApp(App[None]):
         launch_cwd: Path | None = None,
         import_sources: ImportRoots | None = None,
         undo_seconds: float = UNDO_SECONDS,
+        filter_debounce: float = DEBOUNCE_SECONDS,
         cursor_blink: bool = True,
     ) -> None:
         super().__init__()
+        self._filter_debounce = filter_debounce
         self._launch_cwd = launch_cwd
         self._import_sources = import_sources
         self._open_orchestrator = open_orchestrator
@@ -80,6 +83,7 @@ class DelegateApp(App[None]):
                 launch_cwd=self._launch_cwd,
                 import_sources=self._import_sources,
                 undo_seconds=self._undo_seconds,
+                filter_debounce=self._filter_debounce,
             )
         )
         # What is loaded by now (modules, styles, the picker) lives as long as the app:
@@ -159,6 +163,7 @@ def create_app(
     launch_cwd: Path | None = None,
     import_sources: ImportRoots | None = None,
     undo_seconds: float = UNDO_SECONDS,
+    filter_debounce: float = DEBOUNCE_SECONDS,
     cursor_blink: bool = True,
 ) -> DelegateApp:
     """The app over the store in ``data_dir``; shared by the CLI and the tests.
@@ -171,7 +176,8 @@ def create_app(
     (the current one if None); ``import_sources`` = ``(claude_dir, codex_dir)``
     imports Claude Code and Codex sessions in the background at start and on
     ctrl+r (``None`` dirs: their defaults), None imports nothing; ``undo_seconds``
-    is the undo window of a dismissal; ``cursor_blink=False`` keeps text cursors
+    is the undo window of a dismissal; ``filter_debounce`` how long typing in the
+    filter must pause before the query runs; ``cursor_blink=False`` keeps text cursors
     solid (screenshots).
     """
 
@@ -188,5 +194,6 @@ def create_app(
         launch_cwd=launch_cwd,
         import_sources=import_sources,
         undo_seconds=undo_seconds,
+        filter_debounce=filter_debounce,
         cursor_blink=cursor_blink,
     )

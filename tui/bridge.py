@@ -38,4 +38,8 @@ def to_message(event: BusEvent) -> Message:
 
 def connect(bus: EventBus, target: MessagePump) -> Callable[[], None]:
     """Forward every bus event to ``target``; returns the disconnect function."""
-    return bus.add_listener(lambda event: target.post_message(to_message(event)))
+
+    def forward(event: BusEvent) -> None:
+        target.post_message(to_message(event))
+
+    return bus.add_listener(forward)

@@ -1,46 +1,74 @@
-"""Command palette provider: the picker's actions by name (``ctrl+p``)."""
+"""Command palette provider (``ctrl+p``) of the session picker, built from its live bindings.
+
+The screen declares it (``COMMANDS = {PickerCommands}``); each hit runs the
+binding's action on that screen, and its help names the key bound to it now,
+so a remapped key shows here as it does in the footer and the help.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-PICKER_COMMANDS = [
-    ("Resume session", "resume", "Send a follow-up into the highlighted session"),
-    ("Dismiss session", "dismiss_session(True)", "Dismiss the highlighted session"),
-    ("Undo dismiss", "undo_dismiss", "Bring back the last dismissed session"),
-    ("New delegate", "new_delegate", "Launch a new delegate"),
-    ("Filter sessions", "filter", "Filter by agent, title, cwd, branch or id"),
-    ("Older messages", "page_older", "Page the preview back"),
-    ("Newer messages", "page_newer", "Page the preview forward"),
-    ("Stop run", "stop_run", "Stop the highlighted session's run"),
-    ("Toggle history", "toggle_history", "Show or hide the history cells"),
-    ("Refresh", "refresh", "Reload sessions and status"),
-    ("Help", "help", "List every key"),
-]
+from tui.keys import declared_bindings, keys_shown, live_keys
+
+# Palette names read better with the object named; other bindings use their description.
+PALETTE_NAMES = {
+    "picker.resume": "Resume session",
+    "picker.dismiss": "Dismiss session",
+    "picker.dismiss_now": "Dismiss now, without asking",
+    "picker.undo": "Undo dismiss",
+    "picker.new": "New delegate",
+    "picker.filter": "Filter sessions",
+    "picker.older": "Older messages",
+    "picker.newer": "Newer messages",
+    "picker.stop": "Stop run",
+    "picker.history": "Toggle history",
+}
+# Already in Textual's own commands ("Quit the application", "Keys").
+LEFT_OUT = {"picker.quit"}
+
+
+@dataclass(frozen=True)
+class PaletteCommand:
+    name: str
+    action: str
+    help: str
 
 
 class PickerCommands(Provider):
-    """Offers the picker's actions while the picker is the active screen."""
+    """The picker's actions, by name, with the keys that run them."""
 
-    def _commands(self) -> list[tuple[str, str, str]]:
-        from tui.screens.session_picker import SessionPickerScreen
-
-        return PICKER_COMMANDS if isinstance(self.screen, SessionPickerScreen) else []
+    def _commands(self) -> Iterator[PaletteCommand]:
+        screen = self.screen
+        live = live_keys(screen)
+        for binding in declared_bindings(screen.BINDINGS):
+            if binding.id in LEFT_OUT:
+                continue
+            keys = keys_shown(screen, binding, live)
+            yield PaletteCommand(
+                PALETTE_NAMES.get(binding.id or "", binding.description),
+                binding.action,
+                f"{binding.tooltip} · {keys}",
+            )
 
     async def discover(self) -> Hits:
-        for name, action, help_text in self._commands():
-            yield DiscoveryHit(name, partial(self.screen.run_action, action), help=help_text)
+        for command in self._commands():
+            yield DiscoveryHit(
+                command.name, partial(self.screen.run_action, command.action), help=command.help
+            )
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for name, action, help_text in self._commands():
-            score = matcher.match(name)
+        for command in self._commands():
+            score = matcher.match(command.name)
             if score > 0:
                 yield Hit(
                     score,
-                    matcher.highlight(name),
-                    partial(self.screen.run_action, action),
-                    help=help_text,
+                    matcher.highlight(command.name),
+                    partial(self.screen.run_action, command.action),
+                    help=command.help,
                 )

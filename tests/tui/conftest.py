@@ -4,7 +4,7 @@ Snapshots must look the same on every machine and every run, so:
 - every "3m ago" is measured against ``FIXED_NOW`` (demo data is anchored there too);
 - ids the orchestrator mints come from a counter instead of ``uuid4``;
 - the launch form defaults to ``/tmp`` (never the real cwd) and launches run there;
-- cursors do not blink;
+- cursors do not blink (``create_app(cursor_blink=False)``);
 - SVG snapshots land in the top-level ``snapshots/<test module>/`` folder.
 """
 
@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 import pytest_textual_snapshot
-import textual._wait
 from tui_support import (
     DEMO_SESSIONS,
     FIXED_NOW_US,
@@ -67,16 +66,6 @@ def counted_ids() -> Callable[[], str]:
         return str(uuid.UUID(f"{n:08x}-7e57-4000-8000-{n:012x}"))
 
     return new_id
-
-
-@pytest.fixture(autouse=True)
-def _quick_idle(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pilot waits for "idle" in 5 ms slices instead of 20 ms: the suite runs 3x faster.
-
-    Tests wait for what they need (workers, conditions) explicitly; the snapshot
-    module overrides this fixture and keeps Textual's own pacing.
-    """
-    monkeypatch.setattr(textual._wait, "SLEEP_GRANULARITY", 0.005)
 
 
 # --- data folders ------------------------------------------------------------

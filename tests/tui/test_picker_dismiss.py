@@ -165,7 +165,7 @@ async def test_undo_brings_the_row_back_and_the_store_keeps_it(
         await settle(pilot)
         assert listed_ids(app)[:4] == [demo_id(i) for i in range(4)]
         assert any("Kept" in n for n in notifications(app))
-        assert not picker(app)._pending  # the window's timer is gone with it
+        assert not len(picker(app).dismissals)  # the window's timer is gone with it
         assert stored(demo_dir, demo_id(2))
         assert demo_id(2) in listed_ids(app)
         assert history_cells(app) == []

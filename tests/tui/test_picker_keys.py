@@ -23,7 +23,7 @@ from tui_support import (
 
 from core.demo import demo_id
 from core.models import RunStatus
-from tui.commands import PICKER_COMMANDS
+from tui.commands import PALETTE_NAMES
 from tui.modals.confirm_dismiss import ConfirmDismiss
 from tui.modals.follow_up import FollowUpPrompt
 from tui.modals.help import HelpScreen
@@ -92,7 +92,7 @@ async def test_command_palette_offers_the_picker_actions(
             return "\n".join(str(o.prompt) for o in options)
 
         await wait_until(pilot, lambda: "Resume session" in prompts(), what="the picker's commands")
-        for name, _, _ in PICKER_COMMANDS:
+        for name in PALETTE_NAMES.values():
             assert name in prompts(), name
 
         await type_text(pilot, "new deleg")
@@ -232,3 +232,22 @@ async def test_x_stops_a_run_this_panel_started(demo_dir: Path, make_app: AppFac
         assert "cancelled by the user" in str(cell.render())
         assert session_list(app).sessions[0].state.value == "idle"
         assert picker(app).is_current
+
+
+async def test_the_palette_names_the_keys_bound_now(tmp_path: Path, make_app: AppFactory) -> None:
+    data_dir = tmp_path / "remapped"
+    write_config(data_dir, '[keymap]\n"picker.dismiss" = "k"\n')
+    app = make_app(data_dir)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await started(pilot)
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        palette = app.screen
+        assert isinstance(palette, CommandPalette)
+        await type_text(pilot, "dismiss session")
+
+        def prompts() -> str:
+            return "\n".join(str(o.prompt) for o in palette.query_one(CommandList).options)
+
+        await wait_until(pilot, lambda: "after confirming" in prompts(), what="the hit")
+        assert "Dismiss the highlighted session, after confirming · k" in prompts()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from textual.message import Message
 from textual.widgets import Input
+from textual.worker import Worker, WorkerState
 from tui_support import (
     DEMO_SESSIONS,
     AppFactory,
@@ -21,8 +22,8 @@ from tui_support import (
 )
 
 from core.demo import demo_id
-from tui.screens.session_picker import PAGE_SIZE
-from tui.widgets.session_list import SessionList
+from tui.widgets.filter_bar import FilterBar
+from tui.widgets.session_list import PAGE_SIZE, SessionList
 
 SEQ = re.compile(r"#(\d+) ·")
 
@@ -273,3 +274,37 @@ async def test_a_small_preview_shows_the_newest_message(
         await pilot.press("left_square_bracket")
         await settle(pilot)
         assert pane.scroll_y == 0  # an older page reads from its top
+
+
+async def test_the_filter_waits_for_typing_to_pause_and_drops_superseded_queries(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    messages: list[Message] = []
+    app = make_app(demo_dir, filter_debounce=0.5)
+    async with app.run_test(size=(160, 48), message_hook=messages.append) as pilot:
+        await started(pilot)
+        await pilot.press("slash", *"planner")
+        await settle(pilot)
+
+        def queries() -> list[str]:
+            # A bubbling message passes the hook once per node it reaches: count each once.
+            changes = {id(m): m for m in messages if isinstance(m, FilterBar.Changed)}
+            return [m.filter_query for m in changes.values()]
+
+        assert queries() == ["planner"]  # one query for seven keys
+        superseded = [
+            m
+            for m in messages
+            if isinstance(m, Worker.StateChanged)
+            and m.worker.name == "filtering"
+            and m.state is WorkerState.CANCELLED
+        ]
+        assert len(superseded) == len("planner") - 1
+        listed = session_list(app)
+        assert listed.sessions
+        assert all("planner" in s.agent_id or "planner" in s.title for s in listed.sessions)
+        # Clearing applies at once.
+        await pilot.press("escape")
+        await settle(pilot)
+        assert queries() == ["planner", ""]
+        assert listed.sessions[0].conversation_id == demo_id(0)

@@ -39,11 +39,6 @@ MEDIUM = (120, 36)
 NARROW = (80, 24)
 
 
-@pytest.fixture(autouse=True)
-def _quick_idle() -> None:
-    """Snapshots keep Textual's own idle pacing (overrides the conftest fixture)."""
-
-
 async def _ready(pilot: Pilot[None]) -> None:
     await wait_until(
         pilot, lambda: type(pilot.app.screen).__name__ == "SessionPickerScreen", what="picker"

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Iterable
+from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
+
+from tui.keys import declared_bindings, keys_shown, live_keys
+
+HelpRow = tuple[str, str, str]  # keys, action, what it does
+
+
+def help_rows(screen: Screen[Any], bindings: Iterable[BindingType]) -> list[HelpRow]:
+    """One row per binding, with the keys active now (so remapped keys show)."""
+    live = live_keys(screen)
+    return [
+        (keys_shown(screen, binding, live), binding.description, binding.tooltip)
+        for binding in declared_bindings(bindings)
+    ]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -30,7 +44,7 @@ class HelpScreen(ModalScreen[None]):
         ),
     ]
 
-    def __init__(self, rows: list[tuple[str, str, str]]) -> None:
+    def __init__(self, rows: list[HelpRow]) -> None:
         super().__init__()
         self._rows = rows
 

@@ -1,50 +1,51 @@
 """The ``/agent`` panel: pick a reusable session, preview it, resume it, dismiss it.
 
 A reusable ``Screen``: another Textual app can push it with an orchestrator.
-Every orchestrator call runs in a worker; core events arrive through
-:mod:`tui.bridge` as ``HistoryPosted`` / ``RunOutputReceived`` messages.
+The screen composes widgets that own their data — :class:`FilterBar` (the
+query, debounced), :class:`SessionList` (paging), :class:`PreviewPane` (preview
+paging, the streamed reply), :class:`StatusPanel`, :class:`HistoryTimeline`,
+:class:`Dismissals` (the undo window) and :class:`BackgroundImport` — and wires
+them: it routes core events (through :mod:`tui.bridge`) and runs the actions
+that open a modal (resume, launch, dismiss, help).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Static
 
 from core.clock import Clock, system_clock
 from core.errors import AgentBusy, DelegateError, DismissRefused, SessionNotReady
 from core.events import HistoryEvent
 from core.models import Session, SessionPage, SessionState
 from core.orchestrator import AgentOrchestrator
-from core.sources.report import ImportProgress
 from tui import formatting as fmt
 from tui.bridge import HistoryPosted, RunOutputReceived, connect
+from tui.commands import PickerCommands
 from tui.modals.confirm_dismiss import ConfirmDismiss
 from tui.modals.follow_up import FollowUpPrompt
-from tui.modals.help import HelpScreen
+from tui.modals.help import HelpScreen, help_rows
 from tui.modals.new_delegate import LaunchRequest, NewDelegate
 from tui.safe_text import first_line
+from tui.widgets.background_import import BackgroundImport, ImportRoots
+from tui.widgets.dismissals import UNDO_SECONDS, Dismissals
+from tui.widgets.filter_bar import DEBOUNCE_SECONDS, FilterBar
 from tui.widgets.history import HistoryCell, HistoryTimeline
 from tui.widgets.preview import PreviewPane
-from tui.widgets.session_list import SessionList
-from tui.widgets.status_panel import StatusPanel, StatusSnapshot
+from tui.widgets.session_list import PAGE_SIZE, SessionList
+from tui.widgets.status_panel import FULLEST_SHOWN, StatusPanel
 from tui.workers import ForwardsWorkerErrors
 
-ImportRoots = tuple[Path | None, Path | None]  # (Claude Code dir, Codex dir); None: default
-
-PAGE_SIZE = 25
-UNDO_SECONDS = 6.0
-HISTORY_ON_OPEN = 50
-FULLEST_SHOWN = 3
+__all__ = ["UNDO_SECONDS", "ImportRoots", "SessionPickerScreen"]
 
 EMPTY_STATE = """[b]No delegate sessions yet.[/b]
 
@@ -56,14 +57,18 @@ EMPTY_STATE = """[b]No delegate sessions yet.[/b]
 
 Press [b]?[/b] for every key."""
 
+# Keys the help lists besides the bindings (handled by the widgets themselves).
+EXTRA_HELP = [
+    ("↑/↓ pgup/pgdn", "Move", "Move through sessions; more load near the end"),
+    ("enter", "Resume", "Open the follow-up box for the highlighted session"),
+    ("esc", "Clear filter", "Clear the filter and return to the list"),
+    ("ctrl+p", "Commands", "The command palette with every panel action"),
+    ("tab", "Focus", "Move between the list, the preview and the history cells"),
+]
 
-@dataclass
-class PendingDismissal:
-    """A dismissed row still inside its undo window."""
 
-    session: Session
-    index: int
-    timer: Timer
+def _nothing() -> None:
+    pass
 
 
 class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
@@ -72,10 +77,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     CSS_PATH = "session_picker.tcss"
     # Back from a modal, focus the list, never the filter box (it would eat the keys).
     AUTO_FOCUS = "SessionList"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
-        (0, "-narrow"),
-        (110, "-wide"),
-    ]
+    # Textual annotates these two without ClassVar, so ours cannot add it.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012
+    COMMANDS = {PickerCommands}  # noqa: RUF012
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -169,6 +173,15 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         ),
     ]
 
+    status = getters.query_one(StatusPanel)
+    filter_bar = getters.query_one(FilterBar)
+    sessions = getters.query_one(SessionList)
+    empty_state = getters.query_one("#empty-state", Static)
+    preview = getters.query_one(PreviewPane)
+    history = getters.query_one(HistoryTimeline)
+    dismissals = getters.query_one(Dismissals)
+    background_import = getters.query_one(BackgroundImport)
+
     def __init__(
         self,
         orchestrator: AgentOrchestrator,
@@ -179,49 +192,57 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         launch_cwd: Path | None = None,
         import_sources: ImportRoots | None = None,
         undo_seconds: float = UNDO_SECONDS,
+        filter_debounce: float = DEBOUNCE_SECONDS,
     ) -> None:
         super().__init__()
-        self.undo_seconds = undo_seconds
-        self.launch_cwd = launch_cwd
-        # Where to import Claude Code / Codex sessions from, at start and on
-        # ctrl+r; None turns importing off (tests, embedding apps).
-        self.import_roots = import_sources
-        self._import_note = ""
-        self._import_after_first_page = False
         self.orchestrator = orchestrator
         self.clock = clock
         self.preview_size = preview_size
         self.page_size = page_size
-        self.query_text = ""
-        self._preview_cursors: list[str | None] = [None]
-        self._pending: dict[str, PendingDismissal] = {}
-        self._disconnect = lambda: None
+        self.launch_cwd = launch_cwd
+        # Where to import Claude Code / Codex sessions from, at start and on
+        # ctrl+r; None turns importing off (tests, embedding apps).
+        self.import_roots = import_sources
+        self.undo_seconds = undo_seconds
+        self.filter_debounce = filter_debounce
+        self._import_after_first_page = False
+        self._disconnect: Callable[[], None] = lambda: None
         self._detached = False
         self._total_sessions = 0
 
     # --- layout ----------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield StatusPanel(id="status")
+        orch = self.orchestrator
+        dismissals = Dismissals(orch.dismiss, undo_seconds=self.undo_seconds)
+        yield dismissals
+        yield BackgroundImport(orch.import_sources, self.import_roots or (None, None))
+        yield StatusPanel(self._load_status, id="status")
         with Horizontal(id="body"):
             with Vertical(id="left"):
-                yield Input(placeholder="/ filter: agent, title, cwd, branch, id", id="filter")
-                yield Static("", id="list-note")
-                yield SessionList(self._fetch_page, self.clock, id="sessions")
+                yield FilterBar(self._count_matches, debounce=self.filter_debounce)
+                yield SessionList(
+                    self._fetch_page,
+                    self.clock,
+                    page_size=self.page_size,
+                    is_hidden=dismissals.is_pending,
+                    id="sessions",
+                )
                 yield Static(Text.from_markup(EMPTY_STATE), id="empty-state")
             with Vertical(id="right"):
-                yield PreviewPane(id="preview")
-                yield HistoryTimeline(self.clock, id="history")
+                yield PreviewPane(
+                    orch.recent_messages, self.clock, size=self.preview_size, id="preview"
+                )
+                yield HistoryTimeline(orch.history, self.clock, id="history")
         yield Footer()
 
     def on_mount(self) -> None:
         self._disconnect = connect(self.orchestrator.bus, self)
         # Focus now, not later (``focus()`` is deferred): a status that arrives
         # first and finds the store empty must see the list focused to hide it.
-        self.set_focus(self.query_one(SessionList))
-        self.query_one(SessionList).reload()
+        self.set_focus(self.sessions)
+        self.sessions.reload()
         self.refresh_status()
-        self._load_history()
         # The import starts once the first page is on screen, so a warm start
         # paints from the index before the re-scan competes for the loop.
         self._import_after_first_page = self.import_roots is not None
@@ -231,88 +252,42 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     def _stop_listening(self) -> None:
         self._disconnect()
-        self._disconnect = lambda: None
+        self._disconnect = _nothing
 
-    # --- data ------------------------------------------------------------
+    # --- what the widgets ask of the orchestrator ------------------------
 
-    async def _fetch_page(self, cursor: str | None) -> SessionPage:
-        page = await self.orchestrator.list_sessions(
-            self.page_size, cursor, query=self.query_text or None
-        )
-        if self._pending:
-            # Rows inside their undo window stay hidden, whatever reloads the list.
-            kept = [s for s in page.sessions if s.conversation_id not in self._pending]
-            page = page.model_copy(update={"sessions": kept})
-        return page
+    async def _fetch_page(self, limit: int, cursor: str | None, query: str | None) -> SessionPage:
+        return await self.orchestrator.list_sessions(limit, cursor, query=query)
 
-    @work(group="status", name="reading the status", exclusive=True, exit_on_error=False)
-    async def refresh_status(self) -> None:
+    async def _count_matches(self, query: str) -> int:
+        return await self.orchestrator.count_sessions(query=query)
+
+    async def _load_status(self) -> tuple[dict[str, int], list[Session]]:
+        counts = await self.orchestrator.status_counts()
+        return counts, await self.orchestrator.fullest_sessions(FULLEST_SHOWN)
+
+    # --- status, note, empty state ----------------------------------------
+
+    def refresh_status(self) -> None:
         if self._detached:
             return
-        counts = await self.orchestrator.status_counts()
-        fullest = await self.orchestrator.fullest_sessions(FULLEST_SHOWN)
-        self._total_sessions = sum(v for k, v in counts.items() if k != "bytes")
-        pending = len(self._pending)
-        notes = [f"{pending} dismissal pending · u to undo"] if pending else []
-        if self._import_note:
-            notes.append(self._import_note)
-        self.query_one(StatusPanel).snapshot = StatusSnapshot(
-            counts, tuple(fullest), " · ".join(notes)
-        )
-        self._update_list_note()
+        notes = []
+        if pending := len(self.dismissals):
+            notes.append(f"{pending} dismissal pending · u to undo")
+        if self.background_import.note:
+            notes.append(self.background_import.note)
+        self.status.reload(" · ".join(notes))
 
-    @work(group="history-load", name="loading the history", exit_on_error=False)
-    async def _load_history(self) -> None:
-        events = await self.orchestrator.history(HISTORY_ON_OPEN)
-        self.query_one(HistoryTimeline).add_events(list(reversed(events)))
+    @on(StatusPanel.Updated)
+    def _status_updated(self, event: StatusPanel.Updated) -> None:
+        self._total_sessions = event.snapshot.total
+        self.filter_bar.set_total(self._total_sessions)
+        self._update_empty_state()
 
-    @work(group="preview", name="loading the preview", exclusive=True, exit_on_error=False)
-    async def _load_preview(self, session: Session) -> None:
-        cursor = self._preview_cursors[-1]
-        try:
-            page = await self.orchestrator.recent_messages(
-                session.conversation_id, self.preview_size, cursor
-            )
-        except DelegateError as exc:
-            self.query_one(PreviewPane).show_empty(f"{exc.code}: {exc.message}")
-            return
-        self.query_one(PreviewPane).show(
-            session,
-            page,
-            self.clock(),
-            page_number=len(self._preview_cursors),
-            has_newer=len(self._preview_cursors) > 1,
-            size=self.preview_size,
-        )
-        self._older_cursor = page.next_cursor
-
-    @work(group="count", name="counting matches", exclusive=True, exit_on_error=False)
-    async def _count_matches(self) -> None:
-        query = self.query_text
-        matches = await self.orchestrator.count_sessions(query=query or None)
-        if query == self.query_text:
-            self._matches = matches
-            self._update_list_note()
-
-    def _update_list_note(self) -> None:
-        note = self.query_one("#list-note", Static)
-        listed = self.query_one(SessionList)
-        if self.query_text:
-            matches = getattr(self, "_matches", None)
-            hidden = self._total_sessions - (matches or 0)
-            text = Text()
-            if matches is None:
-                text.append("filtering…", "dim")
-            else:
-                text.append(f"{matches} of {self._total_sessions} match ", "bold")
-                text.append(repr(self.query_text))
-                text.append(f" · {hidden} hidden by the filter · esc clears", "dim")
-            note.update(text)
-            note.display = True
-        else:
-            note.display = False
-        empty = not listed.sessions and not self.query_text and self._total_sessions == 0
-        self.query_one("#empty-state").display = empty
+    def _update_empty_state(self) -> None:
+        listed = self.sessions
+        empty = not listed.sessions and not listed.filter_query and self._total_sessions == 0
+        self.empty_state.display = empty
         self.set_class(empty, "-empty")
         if empty and listed.display and listed.has_focus:
             # Hiding the focused list would hand focus to the filter box, which
@@ -326,82 +301,60 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @on(SessionList.Loaded)
     def _list_loaded(self, event: SessionList.Loaded) -> None:
-        if event.first and self._import_after_first_page:
+        if not event.first:
+            return
+        if self._import_after_first_page:
             self._import_after_first_page = False
-            self.call_after_refresh(self.run_import)
-        if event.first:
-            listed = self.query_one(SessionList)
-            if not listed.sessions:
-                self.query_one(PreviewPane).show_empty(
-                    "No session matches the filter." if self.query_text else "No sessions."
-                )
-            self._update_list_note()
+            self.call_after_refresh(self.background_import.start)
+        if not self.sessions.sessions:
+            self.preview.show_empty(
+                "No session matches the filter." if self.sessions.filter_query else "No sessions."
+            )
+        self._update_empty_state()
 
     @on(SessionList.Highlighted)
     def _highlighted(self, event: SessionList.Highlighted) -> None:
-        self._preview_cursors = [None]
-        self._load_preview(event.session)
+        self.preview.preview(event.session)
 
     def _preview_highlighted(self) -> None:
         """Preview whatever is highlighted now (the row under the cursor may have changed
         without the cursor moving, e.g. when the highlighted row was removed)."""
-        session = self.query_one(SessionList).highlighted_session
+        session = self.sessions.highlighted_session
         if session is None:
-            self.query_one(PreviewPane).show_empty("No sessions.")
-            return
-        self._preview_cursors = [None]
-        self._load_preview(session)
+            self.preview.show_empty("No sessions.")
+        else:
+            self.preview.preview(session)
 
     @on(SessionList.Chosen)
-    def _chosen(self, event: SessionList.Chosen) -> None:
+    def _chosen(self) -> None:
         self.action_resume()
 
     # --- filter ----------------------------------------------------------
 
     def action_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        self.filter_bar.focus_input()
 
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        self.query_text = event.value.strip()
-        self._matches = None
-        self.query_one(SessionList).reload()
-        self._update_list_note()
-        if self.query_text:
-            self._count_matches()
+    @on(FilterBar.Changed)
+    def _filter_changed(self, event: FilterBar.Changed) -> None:
+        self.sessions.set_query(event.filter_query)
 
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self) -> None:
-        self.query_one(SessionList).focus()
+    @on(FilterBar.Done)
+    def _filter_done(self) -> None:
+        self.sessions.focus()
 
     def key_escape(self) -> None:
-        filter_input = self.query_one("#filter", Input)
-        if filter_input.value:
-            filter_input.value = ""
-        self.query_one(SessionList).focus()
-
-    def key_down(self) -> None:
-        if self.focused is self.query_one("#filter", Input):
-            self.query_one(SessionList).focus()
+        self.filter_bar.clear()
+        self.sessions.focus()
 
     # --- preview paging --------------------------------------------------
 
     def action_page_older(self) -> None:
-        session = self.query_one(SessionList).highlighted_session
-        cursor = getattr(self, "_older_cursor", None)
-        if session is None or cursor is None:
+        if not self.preview.page_older():
             self.notify("No older messages.", timeout=2)
-            return
-        self._preview_cursors.append(cursor)
-        self._load_preview(session)
 
     def action_page_newer(self) -> None:
-        session = self.query_one(SessionList).highlighted_session
-        if session is None or len(self._preview_cursors) == 1:
+        if not self.preview.page_newer():
             self.notify("Already at the newest messages.", timeout=2)
-            return
-        self._preview_cursors.pop()
-        self._load_preview(session)
 
     # --- resume ----------------------------------------------------------
 
@@ -416,7 +369,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         return None
 
     def action_resume(self) -> None:
-        session = self.query_one(SessionList).highlighted_session
+        session = self.sessions.highlighted_session
         if session is None:
             return
         reason = self._blocked_reason(session)
@@ -449,15 +402,13 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             session = await self.orchestrator.get_session(conversation_id)
         except DelegateError:
             return
-        listed = self.query_one(SessionList)
-        listed.replace_session(session)
-        current = listed.highlighted_session
+        self.sessions.replace_session(session)
+        current = self.sessions.highlighted_session
         if current is not None and current.conversation_id == conversation_id:
-            self._preview_cursors = [None]
-            self._load_preview(session)
+            self.preview.preview(session)
 
     def action_stop_run(self) -> None:
-        session = self.query_one(SessionList).highlighted_session
+        session = self.sessions.highlighted_session
         if session is None:
             return
         handles = [
@@ -495,16 +446,16 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             )
             return
         session = await self.orchestrator.get_session(handles[0].conversation_id)
-        listed = self.query_one(SessionList)
-        listed.insert_session(session, 0)
-        listed.highlighted = 0
+        self.sessions.insert_session(session, 0)
+        self.sessions.highlighted = 0
         self._total_sessions += 1
-        self._update_list_note()
+        self.filter_bar.set_total(self._total_sessions)
+        self._update_empty_state()
 
     # --- dismiss (with an undo window) -----------------------------------
 
     def action_dismiss_session(self, confirm: bool) -> None:
-        session = self.query_one(SessionList).highlighted_session
+        session = self.sessions.highlighted_session
         if session is None:
             return
         if session.state in (SessionState.RUNNING, SessionState.PENDING):
@@ -527,59 +478,37 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.app.push_screen(ConfirmDismiss(session, self.clock()), answered)
 
     def _dismiss_with_undo(self, session: Session) -> None:
-        listed = self.query_one(SessionList)
-        index = next(
-            (
-                i
-                for i, s in enumerate(listed.sessions)
-                if s.conversation_id == session.conversation_id
-            ),
-            0,
-        )
-        listed.remove_session(session.conversation_id)
+        index = self.sessions.index_of(session.conversation_id) or 0
+        self.sessions.remove_session(session.conversation_id)
         self._preview_highlighted()
-        cid = session.conversation_id
-        timer = self.set_timer(self.undo_seconds, lambda: self._commit_dismissal(cid))
-        self._pending[cid] = PendingDismissal(session, index, timer)
+        self.dismissals.start(session, index)
         self.notify(
             f"Dismissed {session.agent_id} · {first_line(session.title, 40)} — u to undo",
             title="Session dismissed",
             timeout=self.undo_seconds,
             markup=False,  # the title is transcript text
         )
-        self.refresh_status()
 
     def action_undo_dismiss(self) -> None:
-        if not self._pending:
+        pending = self.dismissals.undo_last()
+        if pending is None:
             self.notify("Nothing to undo.", timeout=2)
             return
-        cid = next(reversed(self._pending))
-        pending = self._pending.pop(cid)
-        pending.timer.stop()
-        self.query_one(SessionList).insert_session(pending.session, pending.index)
+        self.sessions.insert_session(pending.session, pending.index)
         self.app.clear_notifications()
+        cid = pending.session.conversation_id
         self.notify(
             f"Kept {pending.session.agent_id} · {fmt.short_id(cid)}.", timeout=2, markup=False
         )
+
+    @on(Dismissals.Changed)
+    def _dismissals_changed(self) -> None:
         self.refresh_status()
 
-    @work(group="dismiss", name="dismissing the session", exit_on_error=False)
-    async def _commit_dismissal(self, conversation_id: str) -> None:
-        await self.commit_dismissal(conversation_id)
-
-    async def commit_dismissal(self, conversation_id: str) -> None:
-        pending = self._pending.pop(conversation_id, None)
-        if pending is None:
-            return
-        pending.timer.stop()
-        try:
-            await self.orchestrator.dismiss(conversation_id)
-        except DelegateError as exc:
-            self.notify(
-                f"{exc.code}: {exc.message}", title="Dismiss failed", severity="error", markup=False
-            )
-            self.query_one(SessionList).insert_session(pending.session, pending.index)
-        self.refresh_status()
+    @on(Dismissals.CommitFailed)
+    def _dismissal_failed(self, event: Dismissals.CommitFailed) -> None:
+        self.notify(event.error.message, title="Dismiss failed", severity="error", markup=False)
+        self.sessions.insert_session(event.pending.session, event.pending.index)
 
     async def flush_dismissals(self) -> None:
         """Commit every dismissal still in its undo window and stop following the core.
@@ -589,8 +518,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         """
         self._detached = True
         self._stop_listening()
-        for cid in list(self._pending):
-            await self.commit_dismissal(cid)
+        self.background_import.stop()
+        await self.dismissals.commit_all()
 
     # --- events from the core --------------------------------------------
 
@@ -598,7 +527,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         if self._detached:
             return
         event: HistoryEvent = message.event
-        self.query_one(HistoryTimeline).add_events([event])
+        self.history.add_events([event])
         self.refresh_status()
         if event.kind != "session_dismissed":
             self._refresh_session_soon(event.conversation_id)
@@ -608,19 +537,27 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         await self._refresh_session(conversation_id)
 
     def on_run_output_received(self, message: RunOutputReceived) -> None:
-        self.query_one(PreviewPane).append_live(message.event.conversation_id, message.event.text)
+        self.preview.append_live(message.event.conversation_id, message.event.text)
 
     @on(HistoryCell.Selected)
     def _cell_selected(self, event: HistoryCell.Selected) -> None:
-        listed = self.query_one(SessionList)
-        for index, session in enumerate(listed.sessions):
-            if session.conversation_id == event.conversation_id:
-                listed.highlighted = index
-                listed.focus()
-                return
-        self.notify("That session is not in the list (dismissed, or not loaded yet).", timeout=3)
+        if self.sessions.highlight(event.conversation_id):
+            self.sessions.focus()
+        else:
+            self.notify(
+                "That session is not in the list (dismissed, or not loaded yet).", timeout=3
+            )
 
-    # --- misc ------------------------------------------------------------
+    # --- importing, refreshing, the rest ----------------------------------
+
+    @on(BackgroundImport.Progressed)
+    def _import_progressed(self, event: BackgroundImport.Progressed) -> None:
+        if self._detached:
+            return
+        if event.sessions_changed:
+            self._reload_keeping_highlight()
+        else:
+            self.refresh_status()
 
     def action_toggle_history(self) -> None:
         # The layout decides the default (shown when wide, hidden when narrow);
@@ -630,73 +567,12 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def action_refresh(self) -> None:
         self._reload_keeping_highlight()
         if self.import_roots is not None:
-            self.run_import()
+            self.background_import.start()
 
     def _reload_keeping_highlight(self) -> None:
-        keep = self.query_one(SessionList).highlighted_session
-        self.query_one(SessionList).reload(keep.conversation_id if keep else None)
+        keep = self.sessions.highlighted_session
+        self.sessions.reload(keep.conversation_id if keep else None)
         self.refresh_status()
-
-    # --- importing Claude Code and Codex sessions (background) ----------
-
-    @work(group="import", name="importing sessions", exclusive=True, exit_on_error=False)
-    async def run_import(self) -> None:
-        """Index on-disk transcripts; the first committed batch shows up at once."""
-        assert self.import_roots is not None
-        shown_first_batch = False
-
-        def progress(update: ImportProgress) -> None:
-            nonlocal shown_first_batch
-            if self._detached:
-                return
-            if update.phase == "reading" and update.files_total:
-                percent = 100 * update.bytes_done // max(1, update.bytes_total)
-                self._import_note = (
-                    f"importing {update.files_done}/{update.files_total} files ({percent}%)"
-                )
-            new_rows = update.sessions_added + update.sessions_updated
-            if new_rows and not shown_first_batch:
-                shown_first_batch = True
-                self._reload_keeping_highlight()
-            else:
-                self.refresh_status()
-
-        self._import_note = "importing…"
-        self.refresh_status()
-        claude_dir, codex_dir = self.import_roots
-        try:
-            report = await self.orchestrator.import_sources(claude_dir, codex_dir, progress)
-        except DelegateError as exc:
-            self._import_note = f"import failed: {exc.code}: {exc.message}"
-            self.refresh_status()
-            return
-        if self._detached:
-            return
-        self._import_note = report.problem_line or ""
-        if report.sessions_added or report.sessions_updated:
-            self._reload_keeping_highlight()
-        else:
-            self.refresh_status()
 
     def action_help(self) -> None:
-        rows = []
-        # Active bindings reflect the user's keymap, so help shows remapped keys.
-        keys_by_id: dict[str, list[str]] = {}
-        for key, active in self.active_bindings.items():
-            if active.binding.id:
-                keys_by_id.setdefault(active.binding.id, []).append(key)
-        for declared in self.BINDINGS:
-            assert isinstance(declared, Binding)
-            keys = ", ".join(
-                self.app.get_key_display(Binding(key, ""))
-                for key in keys_by_id.get(declared.id or "", declared.key.split(","))
-            )
-            rows.append((keys, declared.description, declared.tooltip))
-        rows += [
-            ("↑/↓ pgup/pgdn", "Move", "Move through sessions; more load near the end"),
-            ("enter", "Resume", "Open the follow-up box for the highlighted session"),
-            ("esc", "Clear filter", "Clear the filter and return to the list"),
-            ("ctrl+p", "Commands", "The command palette with every panel action"),
-            ("tab", "Focus", "Move between the list, the preview and the history cells"),
-        ]
-        self.app.push_screen(HelpScreen(rows))
+        self.app.push_screen(HelpScreen(help_rows(self, self.BINDINGS) + EXTRA_HELP))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import ClassVar
 
 from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -23,8 +25,10 @@ from core.events import (
 from core.models import RunStatus
 from tui import formatting as fmt
 from tui.safe_text import first_line
+from tui.workers import ForwardsWorkerErrors
 
 Clock = Callable[[], datetime]
+HistoryLoader = Callable[[int], Awaitable[list[HistoryEvent]]]  # newest first
 
 
 class HistoryCell(Static, can_focus=True):
@@ -158,24 +162,34 @@ def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
     return cell_class(event, clock)
 
 
-class HistoryTimeline(VerticalScroll):
+class HistoryTimeline(ForwardsWorkerErrors, VerticalScroll):
     """Cells oldest to newest; keeps the latest ``MAX_CELLS``."""
 
     MAX_CELLS = 200
+    ON_OPEN = 50  # events loaded when the pane opens
 
     DEFAULT_CSS = """
     HistoryTimeline { height: 1fr; }
     HistoryTimeline > #history-empty { color: $text-muted; padding: 0 1; }
     """
 
-    def __init__(self, clock: Clock, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, load: HistoryLoader, clock: Clock, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._load = load
         self._clock = clock
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static(
             "No history yet: follow-ups, launches and dismissals appear here.", id="history-empty"
         )
+
+    def on_mount(self) -> None:
+        self._load_latest()
+
+    @work(group="history-load", name="loading the history", exit_on_error=False)
+    async def _load_latest(self) -> None:
+        events = await self._load(self.ON_OPEN)
+        self.add_events(list(reversed(events)))
 
     def add_events(self, events: list[HistoryEvent]) -> None:
         """Append events (oldest first) as cells and keep the newest in view."""

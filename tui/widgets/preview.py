@@ -1,21 +1,35 @@
-"""The preview pane: the last N messages of the highlighted session, paged."""
+"""The preview pane: the last N messages of the highlighted session, paged.
+
+The pane owns its paging: the stack of cursors it went back through, the
+cursor of the next older page, and the worker that loads a page (a newer
+request cancels the one in flight).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
 from rich.text import Text
+from textual import getters, work
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from core.clock import Clock
+from core.errors import DelegateError
 from core.models import Message, MessagePage, Role, Session
 from tui import formatting as fmt
 from tui.safe_text import clip_lines, first_line, visible
 from tui.widgets.context_meter import meter_text
+from tui.workers import ForwardsWorkerErrors
+
+# (conversation id, messages per page, cursor or None for the newest) -> a page
+PageLoader = Callable[[str, int, str | None], Awaitable[MessagePage]]
 
 MAX_MESSAGE_LINES = 12
 ROLE_STYLES = {
@@ -51,7 +65,29 @@ def message_renderable(message: Message, now: datetime) -> RenderableType:
     return Group(*parts)
 
 
-class PreviewPane(VerticalScroll):
+class LiveReply:
+    """A streamed reply, sanitised once per chunk and appended (never redone whole).
+
+    ``\r\n`` is shown as a newline (as :func:`visible` does), so a chunk that ends
+    in ``\r`` keeps it back until the next chunk says whether ``\n`` follows.
+    """
+
+    def __init__(self) -> None:
+        self.text = Text("assistant (streaming)\n", "bold green")
+        self._held_cr = False
+        self.received = False
+
+    def append(self, chunk: str) -> None:
+        self.received = True
+        if self._held_cr:
+            chunk = "\r" + chunk
+        self._held_cr = chunk.endswith("\r")
+        if self._held_cr:
+            chunk = chunk[:-1]
+        self.text.append(visible(chunk))
+
+
+class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
     """Header of the session, its page of messages (oldest at top), a live reply."""
 
     DEFAULT_CSS = """
@@ -64,17 +100,79 @@ class PreviewPane(VerticalScroll):
 
     page_number: reactive[int] = reactive(1)
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    header = getters.query_one("#preview-header", Static)
+    messages = getters.query_one("#preview-messages", Static)
+    live = getters.query_one("#preview-live", Static)
+    footer = getters.query_one("#preview-footer", Static)
+
+    def __init__(
+        self, load_page: PageLoader, clock: Clock, *, size: int, id: str | None = None
+    ) -> None:
+        super().__init__(id=id)
+        self._load_page = load_page
+        self._clock = clock
+        self.size_per_page = size
         self.session: Session | None = None
-        self._live = ""
+        # Cursors of the pages gone back through; [None] is the newest page.
+        self._cursors: list[str | None] = [None]
+        self._older_cursor: str | None = None
+        self._live = LiveReply()
         self._follow_end = True
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static(Text("Nothing selected", "dim"), id="preview-header")
         yield Static(id="preview-messages")
         yield Static(id="preview-live")
         yield Static(id="preview-footer")
+
+    # --- what to show ----------------------------------------------------
+
+    def preview(self, session: Session) -> None:
+        """Show the newest page of ``session``."""
+        self._cursors = [None]
+        self._load(session)
+
+    def reload_if_showing(self, session: Session) -> None:
+        """``session`` changed: show its newest page again if it is the one on show."""
+        if self.session is not None and self.session.conversation_id == session.conversation_id:
+            self.preview(session)
+
+    def page_older(self) -> bool:
+        """Go back a page; False when there is none."""
+        if self.session is None or self._older_cursor is None:
+            return False
+        self._cursors.append(self._older_cursor)
+        self._load(self.session)
+        return True
+
+    def page_newer(self) -> bool:
+        """Go forward a page; False when already at the newest."""
+        if self.session is None or len(self._cursors) == 1:
+            return False
+        self._cursors.pop()
+        self._load(self.session)
+        return True
+
+    @work(group="preview", name="loading the preview", exclusive=True, exit_on_error=False)
+    async def _load(self, session: Session) -> None:
+        try:
+            page = await self._load_page(
+                session.conversation_id, self.size_per_page, self._cursors[-1]
+            )
+        except DelegateError as exc:
+            self.show_empty(exc.message)
+            return
+        self.show(
+            session,
+            page,
+            self._clock(),
+            page_number=len(self._cursors),
+            has_newer=len(self._cursors) > 1,
+            size=self.size_per_page,
+        )
+        self._older_cursor = page.next_cursor
+
+    # --- rendering -------------------------------------------------------
 
     def show(
         self,
@@ -95,14 +193,14 @@ class PreviewPane(VerticalScroll):
         header.append(f" · {fmt.size(session.metrics.bytes)} · ", "dim")
         header.append_text(meter_text(session.context, bar_width=10))
         header.append(f"\n{session.conversation_id}", "dim")
-        self.query_one("#preview-header", Static).update(header)
+        self.header.update(header)
         messages = [message_renderable(m, now) for m in reversed(page.messages)]
         body: RenderableType = (
             Group(*messages) if messages else Text("No messages yet.", "dim italic")
         )
-        self.query_one("#preview-messages", Static).update(body)
-        self._live = ""
-        self.query_one("#preview-live", Static).update("")
+        self.messages.update(body)
+        self._live = LiveReply()
+        self.live.update("")
         hints = []
         if page.next_cursor:
             hints.append("[ older")
@@ -110,7 +208,7 @@ class PreviewPane(VerticalScroll):
             hints.append("] newer")
         where = f"page {page_number} · last {size} messages per page"
         footer = where + ("  ·  " + "  ".join(hints) if hints else "")
-        self.query_one("#preview-footer", Static).update(Text(footer))
+        self.footer.update(Text(footer))
         # The newest page shows its end; older pages read from their top.
         self._follow_end = page_number == 1
         if self._follow_end:
@@ -126,16 +224,15 @@ class PreviewPane(VerticalScroll):
 
     def show_empty(self, text: str) -> None:
         self.session = None
-        self.query_one("#preview-header", Static).update(Text(text, "dim"))
-        for part in ("#preview-messages", "#preview-live", "#preview-footer"):
-            self.query_one(part, Static).update("")
+        self._older_cursor = None
+        self.header.update(Text(text, "dim"))
+        for part in (self.messages, self.live, self.footer):
+            part.update("")
 
     def append_live(self, conversation_id: str, text: str) -> None:
         """A streamed chunk of a reply for the session on show."""
         if self.session is None or self.session.conversation_id != conversation_id:
             return
-        self._live += text
-        live = Text("assistant (streaming)\n", "bold green")
-        live.append(visible(self._live))
-        self.query_one("#preview-live", Static).update(live)
+        self._live.append(text)
+        self.live.update(self._live.text)
         self.scroll_end(animate=False)

@@ -20,7 +20,9 @@ from tui.safe_text import first_line
 from tui.widgets.context_meter import meter_text
 from tui.workers import ForwardsWorkerErrors
 
-PageFetcher = Callable[[str | None], Awaitable[SessionPage]]
+# (rows per page, cursor or None for the first page, filter query or None) -> a page
+PageFetcher = Callable[[int, str | None, str | None], Awaitable[SessionPage]]
+PAGE_SIZE = 25
 # Load the next page when the highlight comes this close to the last loaded row.
 PREFETCH_ROWS = 10
 # Rendered rows kept for repainting (OptionList keeps 2,048): a few screens' worth.
@@ -94,13 +96,25 @@ class SessionList(ForwardsWorkerErrors, OptionList):
             self.first = first
             self.count = count
 
-    def __init__(self, fetch: PageFetcher, clock: Clock, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        fetch: PageFetcher,
+        clock: Clock,
+        *,
+        page_size: int = PAGE_SIZE,
+        is_hidden: Callable[[str], bool] = lambda conversation_id: False,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
         # Every cached row holds dozens of objects that each full garbage collection
         # walks; after scrolling far, 2,048 of them made those pauses long.
         self._option_render_cache = LRUCache(maxsize=RENDER_CACHE_ROWS)
         self._fetch = fetch
         self._clock = clock
+        self.page_size = page_size
+        # Rows inside their undo window stay hidden, whatever reloads the list.
+        self._is_hidden = is_hidden
+        self.filter_query = ""
         self.sessions: list[Session] = []
         self._next_cursor: str | None = None
         self._loading = False
@@ -117,32 +131,38 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         return self._next_cursor is not None
 
     def reload(self, keep: str | None = None) -> None:
-        """Start over from the first page (new filter, or the store changed)."""
+        """Start over from the first page (the store changed); keep ``keep`` highlighted."""
         self._generation += 1
         self._load(None, self._generation, keep)
+
+    def set_query(self, query: str) -> None:
+        """Show only the sessions matching ``query`` ("" shows every session)."""
+        self.filter_query = query
+        self.reload()
 
     @work(group="session-pages", name="loading sessions", exclusive=True, exit_on_error=False)
     async def _load(self, cursor: str | None, generation: int, keep: str | None = None) -> None:
         self._loading = True
         try:
-            page = await self._fetch(cursor)
+            page = await self._fetch(self.page_size, cursor, self.filter_query or None)
         finally:
             self._loading = False
         if generation != self._generation:
             return  # a newer reload superseded this page
         now = self._clock()
-        options = [Option(session_row(s, now), id=s.conversation_id) for s in page.sessions]
+        shown = [s for s in page.sessions if not self._is_hidden(s.conversation_id)]
+        options = [Option(session_row(s, now), id=s.conversation_id) for s in shown]
         first = cursor is None
         if first:
-            self.sessions = list(page.sessions)
+            self.sessions = shown
             self.set_options(options)
             index = next((i for i, s in enumerate(self.sessions) if s.conversation_id == keep), 0)
             self.highlighted = index if self.sessions else None
         else:
-            self.sessions.extend(page.sessions)
+            self.sessions.extend(shown)
             self.add_options(options)
         self._next_cursor = page.next_cursor
-        self.post_message(self.Loaded(first, len(page.sessions)))
+        self.post_message(self.Loaded(first, len(shown)))
 
     def _maybe_load_more(self) -> None:
         near_end = (self.highlighted or 0) >= len(self.sessions) - PREFETCH_ROWS
@@ -172,6 +192,18 @@ class SessionList(ForwardsWorkerErrors, OptionList):
                 self.sessions[index] = session
                 self.replace_option_prompt_at_index(index, session_row(session, self._clock()))
                 return
+
+    def index_of(self, conversation_id: str) -> int | None:
+        return next(
+            (i for i, s in enumerate(self.sessions) if s.conversation_id == conversation_id), None
+        )
+
+    def highlight(self, conversation_id: str) -> bool:
+        """Move the highlight to that session; False when it is not listed."""
+        index = self.index_of(conversation_id)
+        if index is not None:
+            self.highlighted = index
+        return index is not None
 
     def remove_session(self, conversation_id: str) -> Session | None:
         for index, known in enumerate(self.sessions):

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from rich.console import Group
 from rich.text import Text
+from textual import work
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from core.models import Session
 from tui import formatting as fmt
 from tui.widgets.context_meter import meter_text
+from tui.workers import ForwardsWorkerErrors
+
+FULLEST_SHOWN = 3
+# () -> (counts by state plus "bytes", the fullest sessions)
+StatusLoader = Callable[[], Awaitable[tuple[dict[str, int], list[Session]]]]
 
 STATE_ORDER = ("idle", "ready", "running", "pending", "handed_off")
 
@@ -28,15 +36,38 @@ class StatusSnapshot:
     def reusable(self) -> int:
         return sum(self.counts.get(state, 0) for state in STATE_ORDER)
 
+    @property
+    def total(self) -> int:
+        """Every session the store counts, reusable or not."""
+        return sum(v for k, v in self.counts.items() if k != "bytes")
 
-class StatusPanel(Static):
-    """Always visible; the screen refreshes it on every history event."""
+
+class StatusPanel(ForwardsWorkerErrors, Static):
+    """Always visible; the screen reloads it on every history event."""
 
     DEFAULT_CSS = """
     StatusPanel { height: auto; padding: 0 1; background: $boost; }
     """
 
     snapshot: reactive[StatusSnapshot] = reactive(StatusSnapshot, layout=True)
+
+    class Updated(Message):
+        """Fresh counts are on show. Handle with ``on_status_panel_updated``."""
+
+        def __init__(self, snapshot: StatusSnapshot) -> None:
+            super().__init__()
+            self.snapshot = snapshot
+
+    def __init__(self, load: StatusLoader, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._load = load
+
+    @work(group="status", name="reading the status", exclusive=True, exit_on_error=False)
+    async def reload(self, note: str = "") -> None:
+        """Ask the store again; ``note`` is the italic line under the counts."""
+        counts, fullest = await self._load()
+        self.snapshot = StatusSnapshot(counts, tuple(fullest), note)
+        self.post_message(self.Updated(self.snapshot))
 
     def render(self) -> Group:
         snap = self.snapshot
