@@ -25,6 +25,9 @@ from core.demo import demo_id
 from core.models import RunStatus
 from tui.commands import PALETTE_NAMES
 from tui.modals.confirm_dismiss import ConfirmDismiss
+from tui.modals.confirm_quit import ConfirmQuit
+from tui.modals.confirm_stop import ConfirmStop
+from tui.modals.error import ErrorModal
 from tui.modals.follow_up import FollowUpPrompt
 from tui.modals.help import HelpScreen
 from tui.modals.new_delegate import NewDelegate
@@ -67,6 +70,9 @@ async def test_every_binding_has_an_id_and_a_tooltip() -> None:
         FollowUpPrompt,
         NewDelegate,
         ConfirmDismiss,
+        ConfirmQuit,
+        ConfirmStop,
+        ErrorModal,
         Help,
         HistoryCell,
         DelegateApp,
@@ -221,6 +227,9 @@ async def test_x_stops_a_run_this_panel_started(demo_dir: Path, make_app: AppFac
             pilot, lambda: session_list(app).sessions[0].state.value == "running", what="running"
         )
         await pilot.press("x")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmStop)
+        await pilot.press("ctrl+x")
         await wait_until(pilot, lambda: not app.orchestrator.running(), what="the stop")  # type: ignore[union-attr]
         await wait_until(
             pilot,

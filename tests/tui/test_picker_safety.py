@@ -22,6 +22,7 @@ from core.config import DB_FILENAME
 from core.demo import demo_id
 from tui.modals.confirm_dismiss import ConfirmDismiss
 from tui.modals.confirm_quit import ConfirmQuit
+from tui.modals.confirm_stop import ConfirmStop
 from tui.modals.error import ErrorModal
 from tui.screens.session_picker import SessionPickerScreen
 
@@ -186,6 +187,25 @@ async def test_ctrl_q_quits_at_once_when_nothing_runs(demo_dir: Path, make_app: 
         await pilot.press("ctrl+q")
         await pilot.pause()
     assert app.return_code == 0
+
+
+async def test_typing_box_stops_no_run(demo_dir: Path, make_app: AppFactory) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        assert app.orchestrator is not None
+        await app.orchestrator.delegate("take your time", "stalled", conversation_id=demo_id(0))
+        await wait_until(pilot, lambda: bool(app.orchestrator.running()), what="the run")  # type: ignore[union-attr]
+        await pilot.press(*"box")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmStop)
+        focused = app.focused
+        assert isinstance(focused, Button)
+        assert focused.id == "keep-running"
+        await pilot.press(*"yes", "enter")
+        await settle(pilot)
+        assert picker(app).is_current
+        assert app.orchestrator.running()
 
 
 async def test_the_dismiss_dialog_needs_a_deliberate_key(

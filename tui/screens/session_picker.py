@@ -27,11 +27,12 @@ from core.clock import Clock, system_clock
 from core.errors import AgentBusy, DelegateError, DismissRefused, SessionNotReady
 from core.events import HistoryEvent
 from core.models import Session, SessionPage, SessionState
-from core.orchestrator import AgentOrchestrator
+from core.orchestrator import AgentOrchestrator, RunHandle
 from tui import formatting as fmt
 from tui.bridge import HistoryPosted, RunOutputReceived, connect
 from tui.commands import PickerCommands
 from tui.modals.confirm_dismiss import ConfirmDismiss
+from tui.modals.confirm_stop import ConfirmStop
 from tui.modals.follow_up import FollowUpPrompt
 from tui.modals.help import HelpScreen, help_rows
 from tui.modals.new_delegate import LaunchRequest, NewDelegate
@@ -146,7 +147,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             "Stop",
             id="picker.stop",
             show=False,
-            tooltip="Stop the run of the highlighted session (runs this panel started)",
+            tooltip="Stop the run of the highlighted session, after confirming",
         ),
         Binding(
             "h",
@@ -411,15 +412,27 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         session = self.sessions.highlighted_session
         if session is None:
             return
-        handles = [
-            h for h in self.orchestrator.running() if h.conversation_id == session.conversation_id
-        ]
-        if not handles:
+        if not self._runs_of(session):
             self.notify("Nothing this panel started is running in that session.", timeout=3)
             return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._stop(session)
+
+        self.app.push_screen(ConfirmStop(session), answered)
+
+    def _runs_of(self, session: Session) -> list[RunHandle]:
+        return [
+            h for h in self.orchestrator.running() if h.conversation_id == session.conversation_id
+        ]
+
+    def _stop(self, session: Session) -> None:
+        handles = self._runs_of(session)
         for handle in handles:
             handle.cancel()
-        self.notify("Stopping the run…", timeout=2)
+        if handles:
+            self.notify("Stopping the run…", timeout=2)
 
     # --- new delegate ----------------------------------------------------
 
