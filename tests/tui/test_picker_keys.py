@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from pathlib import Path
 
 from textual.command import CommandList, CommandPalette
@@ -9,10 +11,12 @@ from textual.widgets import Static
 from tui_support import (
     AppFactory,
     history_cells,
+    insert_sessions,
     notifications,
     picker,
     preview,
     session_list,
+    session_with,
     settle,
     started,
     static_text,
@@ -221,7 +225,7 @@ async def test_x_stops_a_run_this_panel_started(demo_dir: Path, make_app: AppFac
         assert app.orchestrator is not None
         await pilot.press("x")
         await settle(pilot)
-        assert any("Nothing this panel started" in n for n in notifications(app))
+        assert any("Nothing is running in that session" in n for n in notifications(app))
         await app.orchestrator.delegate("take your time", "stalled", conversation_id=demo_id(0))
         await wait_until(
             pilot, lambda: session_list(app).sessions[0].state.value == "running", what="running"
@@ -260,3 +264,54 @@ async def test_the_palette_names_the_keys_bound_now(tmp_path: Path, make_app: Ap
 
         await wait_until(pilot, lambda: "after confirming" in prompts(), what="the hit")
         assert "Dismiss the highlighted session, after confirming · k" in prompts()
+
+
+async def test_x_stops_a_run_another_process_drives(tmp_path: Path, make_app: AppFactory) -> None:
+    """A ``delegate run`` in another process: x in the panel stops it too."""
+    data_dir = write_config(tmp_path / "data")
+    await insert_sessions(
+        data_dir,
+        [session_with("stalled-2", ["a", "b"], title="held", agent_id="stalled", minutes_ago=1)],
+    )
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await started(pilot)
+        follow_up = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "tui.cli", "--data-dir", str(data_dir), "run"],
+            *["--session", "stalled-2", "take your time"],
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        try:
+
+            async def row_running() -> bool:
+                await pilot.press("ctrl+r")
+                await settle(pilot)
+                return session_list(app).sessions[0].state.value == "running"
+
+            for _ in range(200):
+                if await row_running():
+                    break
+                await pilot.pause(0.05)
+            assert session_list(app).sessions[0].conversation_id == "stalled-2"
+            assert session_list(app).sessions[0].state.value == "running"
+            await pilot.press("x")
+            await settle(pilot)
+            assert isinstance(app.screen, ConfirmStop)
+            await pilot.press("ctrl+x")
+            await wait_until(
+                pilot,
+                lambda: follow_up.returncode is not None,
+                seconds=20,
+                what="the other process",
+            )
+            await wait_until(
+                pilot,
+                lambda: session_list(app).sessions[0].state.value == "idle",
+                seconds=10,
+                what="the row to be idle",
+            )
+        finally:
+            if follow_up.returncode is None:
+                follow_up.kill()
+            await follow_up.wait()

@@ -30,7 +30,7 @@ from tui_support import (
     wait_until,
 )
 
-from core.models import SessionState
+from core.models import RunStatus, SessionState
 from tui.widgets.history import FollowUpCompletedCell, RunFailedCell
 
 SnapCompare = Callable[..., bool]
@@ -343,6 +343,22 @@ def test_failed_run(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFact
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=WIDE, run_before=run_before)
+
+
+def test_interrupted_run(snap_compare: SnapCompare, data_dir: Path, make_app: AppFactory) -> None:
+    """A run whose process died: the row and the preview say "last run interrupted"."""
+    sessions = [
+        session_with(
+            "interrupted-1",
+            ["Migrate the billing tables", "Started on the first table, then"],
+            title="Migrate the billing tables",
+            minutes_ago=4,
+            last_run_status=RunStatus.INTERRUPTED,
+        ),
+        session_with("plain-2", ["a plain prompt", "a plain reply"], title="plain", minutes_ago=9),
+    ]
+    asyncio.run(insert_sessions(data_dir, sessions))
+    assert snap_compare(make_app(data_dir), terminal_size=MEDIUM, run_before=_ready)
 
 
 def test_hostile_content(snap_compare: SnapCompare, data_dir: Path, make_app: AppFactory) -> None:

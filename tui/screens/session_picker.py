@@ -27,7 +27,7 @@ from core.clock import Clock, system_clock
 from core.errors import AgentBusy, DelegateError, DismissRefused, SessionNotReady
 from core.events import HistoryEvent
 from core.models import Session, SessionPage, SessionState
-from core.orchestrator import AgentOrchestrator, RunHandle
+from core.orchestrator import AgentOrchestrator
 from tui import formatting as fmt
 from tui.bridge import HistoryPosted, RunOutputReceived, connect
 from tui.commands import PickerCommands
@@ -147,7 +147,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             "Stop",
             id="picker.stop",
             show=False,
-            tooltip="Stop the run of the highlighted session, after confirming",
+            tooltip="Stop the highlighted session's run (any on this host), after confirming",
         ),
         Binding(
             "h",
@@ -412,8 +412,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         session = self.sessions.highlighted_session
         if session is None:
             return
-        if not self._runs_of(session):
-            self.notify("Nothing this panel started is running in that session.", timeout=3)
+        if session.state not in (SessionState.RUNNING, SessionState.PENDING):
+            self.notify("Nothing is running in that session.", timeout=3)
             return
 
         def answered(yes: bool | None) -> None:
@@ -422,17 +422,18 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
         self.app.push_screen(ConfirmStop(session), answered)
 
-    def _runs_of(self, session: Session) -> list[RunHandle]:
-        return [
-            h for h in self.orchestrator.running() if h.conversation_id == session.conversation_id
-        ]
-
-    def _stop(self, session: Session) -> None:
-        handles = self._runs_of(session)
-        for handle in handles:
-            handle.cancel()
-        if handles:
-            self.notify("Stopping the run…", timeout=2)
+    @work(group="stop", name="stopping the run", exit_on_error=False)
+    async def _stop(self, session: Session) -> None:
+        """Stop the session's run, whichever process on this host drives it."""
+        self.notify("Stopping the run…", timeout=2)
+        try:
+            outcome = await self.orchestrator.stop_run(session.conversation_id)
+        except DelegateError as exc:
+            self.notify(exc.message, title="Nothing stopped", severity="warning", markup=False)
+        else:
+            if outcome.how == "signalled":
+                self.notify("Asked its process to stop; it has not finished yet.", timeout=4)
+        await self._refresh_session(session.conversation_id)
 
     # --- new delegate ----------------------------------------------------
 

@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from core.clock import Clock
 from core.errors import DelegateError
-from core.models import Message, MessagePage, Role, Session
+from core.models import Message, MessagePage, Role, RunStatus, Session
 from tui import formatting as fmt
 from tui.safe_text import clip_lines, first_line, visible
 from tui.widgets.context_meter import meter_text
@@ -192,6 +192,9 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         header.append(f"{session.agent_id} · {session.mode.value} · {session.state.value}", "dim")
         header.append(f" · {fmt.size(session.metrics.bytes)} · ", "dim")
         header.append_text(meter_text(session.context, bar_width=10))
+        if session.last_run_status is RunStatus.INTERRUPTED:
+            # Its process died mid-run: the reply below may stop half way.
+            header.append(" · last run interrupted", "dark_orange")
         header.append(f"\n{session.conversation_id}", "dim")
         self.header.update(header)
         messages = [message_renderable(m, now) for m in reversed(page.messages)]
