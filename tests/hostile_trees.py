@@ -237,7 +237,8 @@ def _fifo_meta(b: _Builder) -> None:
     _write(folder / f"agent-{agent}.jsonl", jsonl(lines))
     os.mkfifo(folder / f"agent-{agent}.meta.json")
     b.tree.good[agent] = "a sub-agent beside a fifo"
-    b.hazard("fifo_meta", folder / f"agent-{agent}.meta.json", "import", agent)
+    b.hazard("fifo_meta", folder / f"agent-{agent}.meta.json", "skip")
+    b.hazard("fifo_meta", folder / f"agent-{agent}.jsonl", "import", agent)
 
 
 def _dev_zero_link(b: _Builder) -> None:
@@ -250,13 +251,14 @@ def _dev_zero_link(b: _Builder) -> None:
 
 
 def _dir_loops(b: _Builder) -> None:
-    """``loop1 -> .`` and ``loop2 -> .`` in a dated folder: k^depth paths if followed naively."""
+    """``loop1 -> .``, ``loop2 -> .``, ``back -> ../..`` in a dated folder: k^depth paths
+    if followed naively."""
     (b.day / "loop1").symlink_to(".")
     (b.day / "loop2").symlink_to(".")
-    (b.sessions / "up").symlink_to("..")
+    (b.day / "back").symlink_to("../..")
     b.hazard("dir_loops", b.day / "loop1", "skip")
     b.hazard("dir_loops", b.day / "loop2", "skip")
-    b.hazard("dir_loops", b.sessions / "up", "skip")
+    b.hazard("dir_loops", b.day / "back", "skip")
     sid, _ = b.codex("a rollout inside a looping folder")
     b.hazard("dir_loops", b.codex_path(sid), "import", sid)
 

@@ -3,6 +3,7 @@
 Layout (see docs/import.md):
 
 - ``files``     discovery: which files under ``~/.claude`` and ``~/.codex`` are transcripts
+- ``safe_files``  opening only regular files (FIFOs, devices: never), names shown escaped
 - ``lines``     JSON Lines readers: forward from a byte offset, backward from the end
 - ``claude``, ``codex``  per-format facts (title, cwd, branch, usage) and message conversion
 - ``worker``    parses one file from an offset; runs in worker processes, stdlib + orjson only

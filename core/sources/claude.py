@@ -11,7 +11,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.sources.common import RunningTotals, SessionFacts, as_int, iso_to_us, one_line_title
+from core.sources.common import (
+    RunningTotals,
+    SessionFacts,
+    as_int,
+    clamp_int,
+    iso_to_us,
+    one_line_title,
+)
 
 SOURCE = "claude-code"
 AGENT_ID = "claude-code"
@@ -122,7 +129,7 @@ def real_prompt(text: str) -> str | None:
 
 
 def usage_total(usage: dict[str, Any]) -> int:
-    return (
+    return clamp_int(
         as_int(usage.get("input_tokens"))
         + as_int(usage.get("cache_creation_input_tokens"))
         + as_int(usage.get("cache_read_input_tokens"))
@@ -255,8 +262,8 @@ class ClaudeState(RunningTotals):
             last_us=last,
             turns=self.turns,
             messages=self.messages,
-            tokens=self.tokens,
-            context_tokens=self.context_tokens,
+            tokens=clamp_int(self.tokens),
+            context_tokens=clamp_int(self.context_tokens),
             context_limit=limit,
             compactions=self.compactions,
         )

@@ -11,7 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.sources.common import RunningTotals, SessionFacts, as_int, iso_to_us, one_line_title
+from core.sources.common import (
+    RunningTotals,
+    SessionFacts,
+    as_int,
+    clamp_int,
+    iso_to_us,
+    one_line_title,
+)
 
 SOURCE = "codex"
 AGENT_ID = "codex"
@@ -185,8 +192,8 @@ class CodexState(RunningTotals):
             # Prompts come from user_message events when the rollout has them.
             turns=self.turns or self.item_turns,
             messages=self.messages + (0 if self.turns else self.item_turns),
-            tokens=self.tokens,
-            context_tokens=self.context_tokens,
-            context_limit=self.context_limit,
+            tokens=clamp_int(self.tokens),
+            context_tokens=clamp_int(self.context_tokens),
+            context_limit=clamp_int(self.context_limit),
             compactions=self.compactions,
         )

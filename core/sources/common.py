@@ -7,6 +7,12 @@ from datetime import datetime
 from typing import Any, Self
 
 TITLE_CHARS = 80
+INT64_MAX = 2**63 - 1
+"""SQLite's largest integer: every count stored is clamped into ``0..INT64_MAX``."""
+MIN_US = 946_684_800_000_000  # 2000-01-01T00:00:00Z
+MAX_US = 4_102_444_800_000_000  # 2100-01-01T00:00:00Z
+"""Timestamps outside ``[MIN_US, MAX_US)`` are ignored: no agent wrote them, and a
+year like 9999 (or 1) breaks every reader that turns it into a local date."""
 MAX_PREVIEW_CHARS = 32 * 1024
 """A previewed message's text is cut here (tool outputs can be megabytes)."""
 
@@ -21,6 +27,7 @@ class RunningTotals:
 
     first_ts: str | None = None
     last_ts: str | None = None
+    odd_timestamps: int = 0  # present but unreadable or out of range: ignored
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -31,10 +38,14 @@ class RunningTotals:
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def saw_timestamp(self, ts: object) -> None:
-        if isinstance(ts, str):
-            if self.first_ts is None:
-                self.first_ts = ts
-            self.last_ts = ts
+        if ts is None:
+            return
+        if not isinstance(ts, str) or iso_to_us(ts) is None:
+            self.odd_timestamps += 1
+            return
+        if self.first_ts is None:
+            self.first_ts = ts
+        self.last_ts = ts
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,16 +71,30 @@ class SessionFacts:
 
 
 def iso_to_us(value: object) -> int | None:
-    """``2025-07-14T22:59:30.699Z`` -> microseconds since the epoch (None if unreadable)."""
+    """``2025-07-14T22:59:30.699Z`` -> microseconds since the epoch.
+
+    None when unreadable, without a time zone, or outside ``[MIN_US, MAX_US)``.
+    """
     if not isinstance(value, str) or not value:
         return None
     try:
         moment = datetime.fromisoformat(value)
-    except ValueError:
+        if moment.tzinfo is None:
+            return None
+        us = int(moment.timestamp() * 1_000_000)
+    except (ValueError, OverflowError):  # a bad offset, year 1 at +14:00, ...
         return None
-    if moment.tzinfo is None:
-        return None
-    return int(moment.timestamp() * 1_000_000)
+    return us if MIN_US <= us < MAX_US else None
+
+
+def clamp_us(us: int) -> int:
+    """A time from elsewhere (a file's mtime) pulled into ``[MIN_US, MAX_US)``."""
+    return min(max(us, MIN_US), MAX_US - 1)
+
+
+def clamp_int(n: int) -> int:
+    """A count pulled into ``0..INT64_MAX`` (what SQLite can store)."""
+    return min(max(n, 0), INT64_MAX)
 
 
 def one_line_title(text: str) -> str:
@@ -84,4 +109,5 @@ def clip(text: str, limit: int = MAX_PREVIEW_CHARS) -> str:
 
 
 def as_int(value: Any) -> int:
-    return value if type(value) is int else 0
+    """A count from a transcript: ints only (not bools or floats), clamped to ``0..INT64_MAX``."""
+    return clamp_int(value) if type(value) is int else 0

@@ -1,16 +1,37 @@
 """Discovery: which files under the agents' folders are transcripts.
 
-Only ``scandir`` and its cached stat: a re-scan with nothing changed costs one
-directory walk and no file opens.
+Only ``scandir`` and a stat per candidate: a re-scan with nothing changed costs
+one directory walk and no file opens. Nothing found on disk is trusted (see
+docs/import.md, "Odd names and odd files"):
+
+- a name that is not valid UTF-8 is skipped (``bad_name``), never passed on;
+- only regular files are taken; FIFOs, devices and sockets named like
+  transcripts are skipped (``not_regular``);
+- every folder is walked once (``loop``: a symlink back to a folder already
+  walked) and at most ``MAX_DEPTH`` below its root (``too_deep``);
+- a symlink is followed only when its target lies inside the agent's folder
+  (``outside_tree`` otherwise); the roots themselves may be symlinks.
+
+Every skip is counted and named in the import report.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from core.sources import claude, codex
+from core.sources.safe_files import file_kind, is_utf8_name, shown_path
+
+MAX_DEPTH = 8
+"""Folders below a walk root (Codex uses four: ``sessions/YYYY/MM/DD``)."""
+
+SkipKind = Literal["bad_name", "not_regular", "loop", "outside_tree", "too_deep"]
+NamePredicate = Callable[[str], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +48,23 @@ class FoundFile:
     meta_path: str | None = None  # layout-2 ``agent-<hex>.meta.json``
 
 
+@dataclass(frozen=True, slots=True)
+class SkippedEntry:
+    """A file or folder discovery left alone, and why."""
+
+    path: str  # shown form: bytes that are not UTF-8 as ``\xff`` escapes
+    kind: SkipKind
+    reason: str
+
+
 @dataclass
 class Discovery:
     files: list[FoundFile] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    skipped: list[SkippedEntry] = field(default_factory=list)
+
+    def skip(self, path: str, kind: SkipKind, reason: str) -> None:
+        self.skipped.append(SkippedEntry(shown_path(path), kind, reason))
 
 
 def claude_root(explicit: Path | None = None) -> Path:
@@ -56,82 +90,227 @@ def _entries(path: str, found: Discovery) -> list[os.DirEntry[str]]:
     except FileNotFoundError:
         return []
     except OSError as exc:
-        found.unreadable.append((path, exc.strerror or str(exc)))
+        found.unreadable.append((shown_path(path), exc.strerror or str(exc)))
         return []
 
 
-def _file(entry: os.DirEntry[str], found: Discovery) -> tuple[int, int] | None:
-    try:
-        st = entry.stat()
-    except OSError as exc:
-        found.unreadable.append((entry.path, exc.strerror or str(exc)))
-        return None
-    return st.st_size, st.st_mtime_ns
+def _inside(path: str, bounds: tuple[str, ...]) -> bool:
+    return any(path == b or path.startswith(b + os.sep) for b in bounds)
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
+def _never(_name: str) -> bool:
+    return False
+
+
+def _always(_name: str) -> bool:
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Child:
+    """A folder or regular file found in a folder, with its (followed) stat."""
+
+    entry: os.DirEntry[str]
+    st: os.stat_result
+    link: bool
+
+    @property
+    def path(self) -> str:
+        return self.entry.path
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+
+class _Walk:
+    """The folders of one agent's tree: each walked once, depth-bounded, links kept inside."""
+
+    def __init__(self, found: Discovery) -> None:
+        self.found = found
+        self.bounds: tuple[str, ...] = ()  # the walk roots, resolved: links may point in there
+        self.visited: set[tuple[int, int]] = set()
+
+    def root(self, path: Path) -> str | None:
+        """Start a walk at ``path`` (a symlink is fine: the user chose it); None if absent."""
+        real = os.path.realpath(path)
+        try:
+            st = os.stat(real)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            self.found.unreadable.append((shown_path(str(path)), exc.strerror or str(exc)))
+            return None
+        if not stat.S_ISDIR(st.st_mode) or not self._first_visit(st):
+            return None
+        self.bounds = (*self.bounds, real)
+        return str(path)
+
+    def children(
+        self, path: str, files: NamePredicate, dirs: NamePredicate = _always
+    ) -> tuple[list[Child], list[Child]]:
+        """The folders (named as ``dirs`` wants) and regular files (``files``) in ``path``.
+
+        Entries whose names neither predicate wants are never stat'ed nor
+        reported. Sorted by name, real folders before symlinks to folders, so
+        a folder is walked under its own name rather than an alias's.
+        """
+        found_dirs: list[Child] = []
+        found_files: list[Child] = []
+        entries = sorted(_entries(path, self.found), key=lambda e: (e.is_symlink(), e.name))
+        for entry in entries:
+            name = entry.name
+            want_file, want_dir = files(name), dirs(name)
+            if not (want_file or want_dir):
+                continue
+            try:
+                link = entry.is_symlink()
+                real_dir = not link and entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if real_dir and not want_dir:
+                continue
+            if not is_utf8_name(name):
+                self.found.skip(entry.path, "bad_name", "name is not valid UTF-8")
+                continue
+            if link and not _inside(os.path.realpath(entry.path), self.bounds):
+                self.found.skip(entry.path, "outside_tree", "symlink to outside the folder")
+                continue
+            try:
+                st = entry.stat()
+            except OSError as exc:  # a broken link, a link loop, a vanished file
+                if want_file:
+                    self.found.unreadable.append((entry.path, exc.strerror or str(exc)))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if want_dir:
+                    found_dirs.append(Child(entry, st, link))
+            elif want_file:
+                if stat.S_ISREG(st.st_mode):
+                    found_files.append(Child(entry, st, link))
+                else:
+                    self.found.skip(entry.path, "not_regular", file_kind(st.st_mode))
+        return found_dirs, found_files
+
+    def side_file(self, path: str) -> str | None:
+        """``path`` if it is a regular file inside the tree (a sub-agent's ``.meta.json``)."""
+        try:
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                if not _inside(os.path.realpath(path), self.bounds):
+                    self.found.skip(path, "outside_tree", "symlink to outside the folder")
+                    return None
+                st = os.stat(path)
+        except OSError:
+            return None  # absent (or unreadable): the sub-agent simply has no description
+        if not stat.S_ISREG(st.st_mode):
+            self.found.skip(path, "not_regular", file_kind(st.st_mode))
+            return None
+        return path
+
+    def _first_visit(self, st: os.stat_result) -> bool:
+        key = (st.st_dev, st.st_ino)
+        if key in self.visited:
+            return False
+        self.visited.add(key)
+        return True
+
+    def enter(self, folder: Child, depth: int) -> bool:
+        """Whether to walk ``folder``, ``depth`` levels below its root: once, not too deep."""
+        if depth > MAX_DEPTH:
+            self.found.skip(folder.path, "too_deep", f"more than {MAX_DEPTH} folders deep")
+            return False
+        if not self._first_visit(folder.st):
+            self.found.skip(folder.path, "loop", "folder already walked (a symlink loop or alias)")
+            return False
+        return True
+
+
+def _jsonl(name: str) -> bool:
+    return name.endswith(".jsonl")
+
+
+def _subagent(name: str) -> bool:
+    return name.startswith("agent-") and name.endswith(".jsonl")
+
+
+def _subagents_dir(name: str) -> bool:
+    return name == "subagents"
 
 
 def discover_claude(root: Path, found: Discovery) -> None:
     """Sessions, layout-1 sub-agents beside them, layout-2 sub-agents in ``<session>/subagents``."""
-    for project in _entries(str(root / "projects"), found):
-        if not _is_dir(project):
+    walk = _Walk(found)
+    projects = walk.root(root / "projects")
+    if projects is None:
+        return
+    for project in walk.children(projects, files=_never)[0]:
+        if not walk.enter(project, 1):
             continue
-        for entry in _entries(project.path, found):
-            name = entry.name
-            if name.endswith(".jsonl") and not _is_dir(entry):  # broken links: unreadable
-                stat = _file(entry, found)
-                if stat is None:
-                    continue
-                stem = name[: -len(".jsonl")]
-                if stem.startswith("agent-"):
-                    found.files.append(
-                        FoundFile(entry.path, claude.SOURCE, *stat, stem[6:], subagent=True)
-                    )
-                else:
-                    found.files.append(FoundFile(entry.path, claude.SOURCE, *stat, stem))
-            elif _is_dir(entry):
-                sub = os.path.join(entry.path, "subagents")
-                for agent in _entries(sub, found) if os.path.isdir(sub) else ():
-                    aname = agent.name
-                    if not (aname.startswith("agent-") and aname.endswith(".jsonl")):
-                        continue
-                    if _is_dir(agent):
-                        continue
-                    stat = _file(agent, found)
-                    if stat is None:
-                        continue
-                    meta = os.path.join(sub, aname[: -len(".jsonl")] + ".meta.json")
-                    found.files.append(
-                        FoundFile(
-                            agent.path,
-                            claude.SOURCE,
-                            *stat,
-                            aname[6 : -len(".jsonl")],
-                            subagent=True,
-                            parent_hint=name,
-                            meta_path=meta,
-                        )
-                    )
+        sessions, transcripts = walk.children(project.path, files=_jsonl)
+        for t in transcripts:
+            stem = t.name[: -len(".jsonl")]
+            size, mtime = t.st.st_size, t.st.st_mtime_ns
+            if stem.startswith("agent-"):
+                found.files.append(
+                    FoundFile(t.path, claude.SOURCE, size, mtime, stem[6:], subagent=True)
+                )
+            else:
+                found.files.append(FoundFile(t.path, claude.SOURCE, size, mtime, stem))
+        for session in sessions:
+            if not walk.enter(session, 2):
+                continue
+            for sub in walk.children(session.path, files=_never, dirs=_subagents_dir)[0]:
+                if walk.enter(sub, 3):
+                    _subagents(walk, sub.path, session.name, found)
 
 
-def _codex_walk(path: str, found: Discovery) -> None:
-    for entry in _entries(path, found):
-        name = entry.name
-        if name.startswith("rollout-") and name.endswith(".jsonl") and not _is_dir(entry):
-            stat = _file(entry, found)
-            if stat is not None:
-                stem = name[: -len(".jsonl")]
-                found.files.append(FoundFile(entry.path, codex.SOURCE, *stat, stem[-36:]))
-        elif _is_dir(entry):
-            _codex_walk(entry.path, found)
+def _subagents(walk: _Walk, folder: str, parent: str, found: Discovery) -> None:
+    for agent in walk.children(folder, files=_subagent, dirs=_never)[1]:
+        stem = agent.name[: -len(".jsonl")]
+        found.files.append(
+            FoundFile(
+                agent.path,
+                claude.SOURCE,
+                agent.st.st_size,
+                agent.st.st_mtime_ns,
+                stem[6:],
+                subagent=True,
+                parent_hint=parent,
+                meta_path=walk.side_file(os.path.join(folder, stem + ".meta.json")),
+            )
+        )
+
+
+def _rollout(name: str) -> bool:
+    return name.startswith("rollout-") and name.endswith(".jsonl")
+
+
+def _codex_walk(
+    walk: _Walk, path: str, depth: int, found: Discovery, links: list[tuple[Child, int]]
+) -> None:
+    folders, rollouts = walk.children(path, files=_rollout)
+    for r in rollouts:
+        stem = r.name[: -len(".jsonl")]
+        found.files.append(
+            FoundFile(r.path, codex.SOURCE, r.st.st_size, r.st.st_mtime_ns, stem[-36:])
+        )
+    for folder in folders:
+        if folder.link:
+            links.append((folder, depth))  # after every real folder: see ``children``
+        elif walk.enter(folder, depth):
+            _codex_walk(walk, folder.path, depth + 1, found, links)
 
 
 def discover_codex(root: Path, found: Discovery) -> None:
     """Rollouts under ``sessions/`` (dated folders) and ``archived_sessions/``."""
-    _codex_walk(str(root / "sessions"), found)
-    _codex_walk(str(root / "archived_sessions"), found)
+    walk = _Walk(found)
+    links: list[tuple[Child, int]] = []
+    for name in ("sessions", "archived_sessions"):
+        start = walk.root(root / name)
+        if start is not None:
+            _codex_walk(walk, start, 1, found, links)
+    while links:
+        folder, depth = links.pop(0)
+        if walk.enter(folder, depth):
+            _codex_walk(walk, folder.path, depth + 1, found, links)

@@ -30,7 +30,14 @@ from typing import Literal
 from core import process_identity
 from core.sources import claude
 from core.sources import files as discovery
-from core.sources.report import FileSkips, ImportProgress, ImportReport, UnreadableFile
+from core.sources.common import clamp_us
+from core.sources.report import (
+    FileSkips,
+    ImportProgress,
+    ImportReport,
+    SkippedEntry,
+    UnreadableFile,
+)
 from core.sources.worker import FileResult, FileTask, parse_batch, watch_parent
 from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store
 
@@ -129,6 +136,7 @@ class _Run:
                 "malformed_lines",
                 "unknown_lines",
                 "oversized_lines",
+                "timestamps_ignored",
             ),
             0,
         )
@@ -146,6 +154,7 @@ class _Run:
         c["malformed_lines"] += r.new_malformed
         c["unknown_lines"] += r.new_unknown
         c["oversized_lines"] += r.new_oversized
+        c["timestamps_ignored"] += r.new_odd_timestamps
         session = None
         write = True
         if r.facts is None:
@@ -161,8 +170,8 @@ class _Run:
                 title=f.title,
                 strong_title=f.strong_title,
                 parent_id=f.parent_id,
-                created_us=f.created_us or r.mtime_ns // 1000,
-                last_us=f.last_us or r.mtime_ns // 1000,
+                created_us=f.created_us or clamp_us(r.mtime_ns // 1000),
+                last_us=f.last_us or clamp_us(r.mtime_ns // 1000),
                 turns=f.turns,
                 messages=f.messages,
                 tokens=f.tokens,
@@ -415,6 +424,11 @@ async def _import_all(
         files_seen=len(found.files),
         files_skipped_unchanged=len(found.files) - len(tasks),
         unreadable=run.unreadable,
+        skipped=[
+            SkippedEntry(path=e.path, kind=e.kind, reason=e.reason)
+            for e in found.skipped[:SKIPS_IN_REPORT]
+        ],
+        entries_skipped=len(found.skipped),
         files_with_skips=[
             FileSkips(
                 path=p.path,

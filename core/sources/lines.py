@@ -19,15 +19,26 @@ FORWARD_CHUNK = 1024 * 1024
 BACKWARD_CHUNK = 64 * 1024
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 class BadLine(ValueError):
-    """A line that is not a JSON object (bad JSON, invalid UTF-8, a bare value)."""
+    """A line that is not a JSON object (bad JSON, invalid UTF-8, a bare value, too deep)."""
 
 
 def loads(line: bytes) -> dict[str, Any]:
-    """Decode one line; anything but a JSON object is a :class:`BadLine`."""
+    """Decode one line; anything but a JSON object is a :class:`BadLine`.
+
+    A UTF-8 byte-order mark before the line (editors put one on the first) is
+    dropped. orjson refuses nesting over 1,024 levels (a ``JSONDecodeError``);
+    the other errors are caught too so no decoder can fail an import.
+    """
+    if line.startswith(BOM):
+        line = line[len(BOM) :]
     try:
         value = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:  # also raised for invalid UTF-8
+    except (ValueError, RecursionError, OverflowError, MemoryError) as exc:
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors.
         raise BadLine(str(exc)) from exc
     if not isinstance(value, dict):
         raise BadLine(f"a JSON {type(value).__name__}, not an object")

@@ -20,8 +20,15 @@ from core.models import Message, Role
 from core.sources import claude, codex
 from core.sources.common import as_int, clip, iso_to_us
 from core.sources.lines import BackwardLines, BadLine, loads
+from core.sources.safe_files import open_regular
 
 _EPOCH = datetime.fromtimestamp(0, UTC)
+MAX_NESTING = 24
+"""Tool inputs and results are shown this many levels deep; what lies deeper is cut.
+
+A line may nest 1,024 levels (orjson's bound): too deep for recursive code and
+encoders downstream (a JSON dump, the tools' output)."""
+CUT = "…"
 
 
 @dataclass
@@ -36,16 +43,29 @@ def _when(value: object) -> datetime:
     return datetime.fromtimestamp(us / 1_000_000, UTC) if us is not None else _EPOCH
 
 
+def shallow(value: Any, depth: int = MAX_NESTING) -> Any:
+    """``value`` with containers below ``depth`` levels replaced by ``"…"``."""
+    if isinstance(value, dict):
+        if depth <= 0:
+            return CUT
+        return {k: shallow(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if depth <= 0:
+            return CUT
+        return [shallow(v, depth - 1) for v in value]
+    return value
+
+
 def _compact(value: Any, limit: int = 200) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else json.dumps(shallow(value), ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _blocks_text(content: Any) -> str:
+def _blocks_text(content: Any, depth: int = MAX_NESTING) -> str:
     """Text of a content value: a string, or a list of blocks (text, tool results, images)."""
     if isinstance(content, str):
         return content
-    if not isinstance(content, list):
+    if not isinstance(content, list) or depth <= 0:
         return ""
     parts: list[str] = []
     for block in content:
@@ -55,7 +75,7 @@ def _blocks_text(content: Any) -> str:
         if kind in ("text", "input_text", "output_text") and isinstance(block.get("text"), str):
             parts.append(block["text"])
         elif kind == "tool_result":
-            parts.append(_blocks_text(block.get("content")))
+            parts.append(_blocks_text(block.get("content"), depth - 1))
         elif kind in ("image", "input_image"):
             parts.append("[image]")
     return "\n".join(p for p in parts if p)
@@ -109,7 +129,7 @@ def claude_message(line: dict[str, Any], offset: int, conversation_id: str) -> M
         content=clip(text),
         created_at=_when(line.get("timestamp")),
         token_count=tokens,
-        tool=tool,
+        tool=shallow(tool),
     )
 
 
@@ -154,7 +174,7 @@ def codex_message(
         role=Role(role),
         content=clip(text or ""),
         created_at=_when(line.get("timestamp")),
-        tool=tool,
+        tool=shallow(tool),
     )
 
 
@@ -180,14 +200,14 @@ def read_page(
     if before == 0:
         return page
     found: list[Message] = []
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # a FIFO or device there now is an OSError, not a hang
         reader = BackwardLines(f, before)
         for offset, raw in reader:
             if raw is None:
                 continue  # over the line cap: skipped, never buffered whole
             try:
                 message = convert(loads(raw), offset, conversation_id)
-            except (BadLine, ValueError, TypeError, KeyError, AttributeError):
+            except (BadLine, ValueError, TypeError, KeyError, AttributeError, RecursionError):
                 continue  # a line we cannot show is not a reason to show nothing
             if message is None:
                 continue

@@ -19,6 +19,20 @@ class UnreadableFile(_Model):
     reason: str
 
 
+class SkippedEntry(_Model):
+    """A file or folder the walk left alone on purpose (docs/import.md, "Odd names and odd files").
+
+    ``kind``: ``bad_name`` (not valid UTF-8; ``path`` shows its bytes as ``\\xff``
+    escapes), ``not_regular`` (a FIFO, device or socket named like a transcript),
+    ``loop`` (a folder already walked), ``outside_tree`` (a symlink out of the
+    folder), ``too_deep``.
+    """
+
+    path: str
+    kind: str
+    reason: str
+
+
 class FileSkips(_Model):
     """Lines of one file that were skipped (counts for the whole file)."""
 
@@ -64,7 +78,10 @@ class ImportReport(_Model):
     malformed_lines: int = 0  # found by this import
     unknown_lines: int = 0
     oversized_lines: int = 0
+    timestamps_ignored: int = 0  # unreadable or outside 2000..2100: the line counts, its time not
     unreadable: list[UnreadableFile] = []
+    skipped: list[SkippedEntry] = []  # odd names and odd files, left alone (capped)
+    entries_skipped: int = 0
     files_with_skips: list[FileSkips] = []  # every indexed file with skipped lines (capped)
     files_with_skips_total: int = 0
 
@@ -75,6 +92,10 @@ class ImportReport(_Model):
             n = len(self.unreadable)
             noun = "file" if n == 1 else "files"
             return f"{n} {noun} unreadable — see `delegate import --report`"
+        if self.entries_skipped:
+            n = self.entries_skipped
+            noun = "entry" if n == 1 else "entries"
+            return f"{n} odd {noun} skipped — see `delegate import --report`"
         if self.files_with_skips_total:
             n = self.files_with_skips_total
             noun = "file has" if n == 1 else "files have"

@@ -7,7 +7,6 @@ format modules, and takes and returns plain picklable dataclasses.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import threading
 import time
@@ -18,6 +17,7 @@ from core import process_identity
 from core.sources import claude, codex
 from core.sources.common import SessionFacts
 from core.sources.lines import BadLine, ForwardLines, loads
+from core.sources.safe_files import open_regular, read_regular
 
 HEAD_BYTES = 4096
 """A file whose first (up to) 4 KiB changed was rewritten, not appended to."""
@@ -58,6 +58,7 @@ class FileResult:
     new_malformed: int = 0  # found by this read
     new_unknown: int = 0
     new_oversized: int = 0
+    new_odd_timestamps: int = 0  # unreadable or out of range: ignored
     bytes_read: int = 0
     head_bytes_read: int = 0
     restarted: bool = False
@@ -73,9 +74,8 @@ def _description(meta_path: str | None) -> str | None:
     if meta_path is None:
         return None
     try:
-        with open(meta_path, "rb") as f:
-            meta = json.loads(f.read(64 * 1024))
-    except (OSError, ValueError):
+        meta = loads(read_regular(meta_path, 64 * 1024))
+    except (OSError, BadLine):  # gone, not a regular file, not JSON: no description
         return None
     text = meta.get("description") if isinstance(meta, dict) else None
     return text if isinstance(text, str) and text.strip() else None
@@ -94,7 +94,7 @@ def parse_file(task: FileTask) -> FileResult:
     """Read ``task.path`` from ``task.start`` (or from 0 when it was rewritten)."""
     result = FileResult(task.path, task.source, task.size, task.mtime_ns)
     try:
-        with open(task.path, "rb") as f:
+        with open_regular(task.path) as f:
             restart = task.start == 0 or task.state is None
             if not restart:
                 head = f.read(task.head_len)
@@ -102,6 +102,7 @@ def parse_file(task: FileTask) -> FileResult:
                 restart = len(head) < task.head_len or _digest(head) != task.head_hash
             result.restarted = task.reread or (restart and task.state is not None)
             state = _state(task, fresh=restart)
+            odd_before = state.odd_timestamps
             malformed, unknown, oversized = (0, 0, 0) if restart else task.counts
             reader = ForwardLines(f, 0 if restart else task.start)
             for _offset, raw in reader:
@@ -133,6 +134,7 @@ def parse_file(task: FileTask) -> FileResult:
     result.malformed = malformed + result.new_malformed
     result.unknown = unknown + result.new_unknown
     result.oversized = oversized + result.new_oversized
+    result.new_odd_timestamps = state.odd_timestamps - odd_before
     result.state = state.to_json()
     if isinstance(state, claude.ClaudeState):
         if task.subagent:
@@ -146,9 +148,19 @@ def parse_file(task: FileTask) -> FileResult:
     return result
 
 
+def _parse_or_fail(task: FileTask) -> FileResult:
+    """One file's result; a failure we did not foresee marks that file alone unreadable."""
+    try:
+        return parse_file(task)
+    except Exception as exc:
+        failed = FileResult(task.path, task.source, task.size, task.mtime_ns)
+        failed.error = f"could not be parsed: {type(exc).__name__}: {exc}"[:500]
+        return failed
+
+
 def parse_batch(tasks: list[FileTask]) -> list[FileResult]:
     """Entry point of a worker process: one result per task, in order."""
-    return [parse_file(t) for t in tasks]
+    return [_parse_or_fail(t) for t in tasks]
 
 
 # --- a worker never outlives the import that started it --------------------
