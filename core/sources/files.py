@@ -133,6 +133,9 @@ class _Walk:
 
     def root(self, path: Path) -> str | None:
         """Start a walk at ``path`` (a symlink is fine: the user chose it); None if absent."""
+        if not is_utf8_name(str(path)):
+            self.found.skip(str(path), "bad_name", "path is not valid UTF-8")
+            return None
         real = os.path.realpath(path)
         try:
             st = os.stat(real)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ import pytest
 from conftest import Homes
 from hostile_trees import HostileTree, build_hostile_tree, claude_lines, deep_line, jsonl
 from support import json_out, run_cli
+
+from core.sources.worker import FileResult, FileTask, parse_batch
 
 TIMEOUT = 60
 
@@ -281,3 +284,21 @@ def test_the_preview_skips_deep_lines(tmp_path: Path) -> None:
         depth, value = depth + 1, value["k"]
     assert depth < 30  # shown cut, not as deep as written
     assert value == "…"
+
+
+def test_a_worker_handed_a_fifo_returns_at_once(tmp_path: Path) -> None:
+    """A file can turn into a FIFO between the walk and the read: the open must not block.
+
+    Run in a daemon thread: a regression blocks in ``open()`` and fails the
+    join instead of hanging the suite.
+    """
+    fifo = tmp_path / "11111111-2222-4333-8444-555555555555.jsonl"
+    os.mkfifo(fifo)
+    task = FileTask(str(fifo), "claude-code", 0, 0, fifo.stem)
+    results: list[FileResult] = []
+    thread = threading.Thread(target=lambda: results.extend(parse_batch([task])), daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "parse_batch blocked on a FIFO"
+    assert results[0].error == "not a regular file (a FIFO)"
+    assert results[0].facts is None
