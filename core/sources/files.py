@@ -94,6 +94,13 @@ def _entries(path: str, found: Discovery) -> list[os.DirEntry[str]]:
         return []
 
 
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
 def _inside(path: str, bounds: tuple[str, ...]) -> bool:
     return any(path == b or path.startswith(b + os.sep) for b in bounds)
 
@@ -160,7 +167,7 @@ class _Walk:
         """
         found_dirs: list[Child] = []
         found_files: list[Child] = []
-        entries = sorted(_entries(path, self.found), key=lambda e: (e.is_symlink(), e.name))
+        entries = sorted(_entries(path, self.found), key=lambda e: (_is_link(e), e.name))
         for entry in entries:
             name = entry.name
             want_file, want_dir = files(name), dirs(name)
