@@ -38,6 +38,7 @@ from core.sources.report import (
     SkippedEntry,
     UnreadableFile,
 )
+from core.sources.safe_files import is_utf8_name
 from core.sources.worker import FileResult, FileTask, parse_batch, watch_parent
 from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store
 
@@ -361,7 +362,7 @@ async def import_transcript(
         path = known[0] if known is not None else None
         if path is None or not os.path.isfile(path):
             path = await asyncio.to_thread(find_transcript, source, conversation_id, root)
-        if path is None:
+        if path is None or not is_utf8_name(path):  # a name no store or terminal can take
             return False
         found = discovery.Discovery()
         try:
