@@ -77,7 +77,10 @@ class Database:
             raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from exc
         opened: list[aiosqlite.Connection] = []
         try:
-            reader = await _connect(path, read_only=not writable, opened=opened)
+            if writable:
+                reader = await _connect(path, read_only=False, opened=opened)
+            else:
+                reader = await _connect_read_only(path, opened)
             version = await _user_version(reader)
             if version > SCHEMA_VERSION:
                 raise StoreError(
@@ -194,11 +197,37 @@ async def _complete(step: Awaitable[T]) -> T:
     return result
 
 
+async def _connect_read_only(
+    path: Path, opened: list[aiosqlite.Connection]
+) -> aiosqlite.Connection:
+    """A reader for a file this process may not write.
+
+    A WAL database needs its ``-shm`` file even to read; on a read-only folder
+    or mount SQLite cannot create it, so the file is then opened ``immutable``:
+    nobody can be writing it there (a leftover ``-wal`` is not read).
+    """
+    try:
+        return await _connect(path, read_only=True, opened=opened)
+    except sqlite3.OperationalError as exc:
+        if "unable to open" not in str(exc).lower():
+            raise
+        for conn in opened:
+            await conn.close()
+        opened.clear()
+        return await _connect(path, read_only=True, opened=opened, immutable=True)
+
+
 async def _connect(
-    path: Path, *, read_only: bool, opened: list[aiosqlite.Connection]
+    path: Path,
+    *,
+    read_only: bool,
+    opened: list[aiosqlite.Connection],
+    immutable: bool = False,
 ) -> aiosqlite.Connection:
     """A connection in autocommit mode (we issue BEGIN ourselves) with our pragmas."""
     uri = f"{path.resolve().as_uri()}?mode={'ro' if read_only else 'rw'}"
+    if immutable:
+        uri += "&immutable=1"
     conn = await aiosqlite.connect(uri, uri=True, isolation_level=None)
     opened.append(conn)
     conn.row_factory = aiosqlite.Row

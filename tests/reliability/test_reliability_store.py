@@ -17,11 +17,6 @@ def test_a_damaged_store_is_one_typed_line_never_a_traceback_or_a_hang(tmp_path:
     assert tally.clean, tally.summary()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="15.7: a store on a read-only mount cannot even be read"
-    " (unable to open database file: WAL needs its -shm file)",
-)
 def test_a_read_only_store_can_still_be_read(tmp_path: Path) -> None:
     tally = store_trials(tmp_path, quick=True, only={"read-only"})
     if not tally.trials:
