@@ -10,6 +10,7 @@ from tui_support import (
     history_cells,
     insert_sessions,
     notifications,
+    open_gate,
     picker,
     preview,
     session_list,
@@ -121,9 +122,10 @@ async def test_an_empty_follow_up_is_refused_in_the_box(
 async def test_busy_session_refuses_a_second_resume_with_the_reason(
     data_dir: Path, make_app: AppFactory
 ) -> None:
-    # The session belongs to the slow agent: its reply streams a word per tick.
-    slow = session_with("slow-1", ["explain the build", "make"], title="slowly", agent_id="slow")
-    await insert_sessions(data_dir, [slow])
+    # The session belongs to the gated agent: its reply stops after one word
+    # until the test opens the gate.
+    gated = session_with("gated-1", ["explain the build", "make"], title="held", agent_id="gated")
+    await insert_sessions(data_dir, [gated])
     app = make_app(data_dir)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await started(pilot)
@@ -151,7 +153,8 @@ async def test_busy_session_refuses_a_second_resume_with_the_reason(
         assert any("Cannot resume yet" in n and "agent_busy" in n for n in shown), shown
 
         # Once the run ends, the session takes follow-ups again.
-        await wait_until(pilot, lambda: runs_over(app), seconds=10, what="the slow run")
+        open_gate(data_dir)
+        await wait_until(pilot, lambda: runs_over(app), seconds=10, what="the gated run")
         await wait_until(
             pilot,
             lambda: session_list(app).sessions[0].state is SessionState.IDLE,

@@ -34,14 +34,30 @@ FIXED_NOW_US = to_us(FIXED_NOW)
 LAUNCH_CWD = Path("/tmp")
 DEMO_SESSIONS = 200
 
-SLOW_DELAY = 0.25
-STALLED_DELAY = 120.0
 FAIL_ERROR = "tests exploded: 3 failed, 12 passed"
 FAILING_SCRIPT = f"""
 [[rules]]
 match = "(?i)explode"
 fail = "{FAIL_ERROR}"
 """
+
+
+GATE_FILE = "gate-open"
+
+
+def gate_script(gate: Path, *, after: int) -> str:
+    """A scripted agent's rules: every reply stops after ``after`` words until ``gate`` exists."""
+    return f"""
+[[rules]]
+match = "."
+gate = "{gate}"
+gate_after = {after}
+"""
+
+
+def open_gate(data_dir: Path) -> None:
+    """Let the ``gated`` agents of ``data_dir`` finish their replies."""
+    (data_dir / GATE_FILE).touch()
 
 
 # ``make_app(data_dir, **kwargs)``, the fixture building the app under test.
@@ -59,24 +75,29 @@ def fixed_clock() -> datetime:
 def write_config(data_dir: Path, extra: str = "") -> Path:
     """The test agents, after ``extra`` (top-level keys or tables such as ``[keymap]``).
 
-    ``slow`` streams a word every ``SLOW_DELAY`` s; ``stalled`` waits minutes before
-    its first word (a run that is certainly still going when a snapshot is taken);
-    ``failing`` fails any prompt that says "explode" and echoes the rest.
+    ``gated`` streams its first word, then waits until :func:`open_gate` is called
+    (a run held in flight for exactly as long as a test needs, no timing involved);
+    ``stalled`` streams nothing until stopped (a run certainly still going when a
+    snapshot is taken); ``failing`` fails any prompt that says "explode" and echoes
+    the rest.
     """
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     script = data_dir / "failing.toml"
     script.write_text(FAILING_SCRIPT, encoding="utf-8")
+    gated, stalled = data_dir / "gated.toml", data_dir / "stalled.toml"
+    gated.write_text(gate_script(data_dir / GATE_FILE, after=1), encoding="utf-8")
+    stalled.write_text(gate_script(data_dir / "never-opened", after=0), encoding="utf-8")
     (data_dir / "config.toml").write_text(
         f"""{extra}
 
-[agents.slow]
+[agents.gated]
 runner = "scripted"
-delay = {SLOW_DELAY}
-persona = "slow"
+script = "{gated}"
+persona = "gated"
 
 [agents.stalled]
 runner = "scripted"
-delay = {STALLED_DELAY}
+script = "{stalled}"
 persona = "stalled"
 
 [agents.failing]

@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from core.clock import Clock
 from core.errors import DelegateError
-from core.models import Message, MessagePage, Role, RunStatus, Session
+from core.models import Message, MessagePage, Role, RunStatus, Session, SessionState
 from tui import formatting as fmt
 from tui.safe_text import clip_lines, first_line, visible
 from tui.widgets.context_meter import meter_text
@@ -184,7 +184,6 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         has_newer: bool,
         size: int,
     ) -> None:
-        self.session = session
         self.page_number = page_number
         header = Text()
         header.append(first_line(session.title or "(untitled)", 200), "bold")
@@ -202,8 +201,16 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             Group(*messages) if messages else Text("No messages yet.", "dim italic")
         )
         self.messages.update(body)
-        self._live = LiveReply()
-        self.live.update("")
+        same = self.session is not None and (
+            self.session.conversation_id == session.conversation_id
+        )
+        if same and session.state in (SessionState.RUNNING, SessionState.PENDING):
+            # Reloaded mid-run (its row changed): the reply streamed so far stays.
+            self.live.update(self._live.text if self._live.received else "")
+        else:
+            self._live = LiveReply()
+            self.live.update("")
+        self.session = session
         hints = []
         if page.next_cursor:
             hints.append("[ older")
