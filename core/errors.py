@@ -82,6 +82,12 @@ class SessionNotReady(DelegateError):
         self.conversation_id = conversation_id
 
 
+class InvalidId(DelegateError):
+    """A conversation id that is not the shape its agent mints (never passed to a CLI)."""
+
+    code = "invalid_id"
+
+
 class DismissRefused(DelegateError):
     """Dismissing is refused while a detached run is still pending."""
 

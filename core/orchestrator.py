@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from core import cursors, process_identity
+from core import cursors, ids, process_identity
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.errors import (
@@ -604,6 +604,8 @@ class AgentOrchestrator:
     ) -> RunHandle:
         session = await self.store.sessions.get(conversation_id)
         agent, runner = self._runner_for(agent_id or session.agent_id)
+        # An id a CLI could read as an option never reaches one (imported by an older delegate).
+        ids.validate_for_runner(self.settings.agents[agent].runner, conversation_id)
         # Checked before anything is written. Only an agent CLI runs in the
         # folder; a scripted or HTTP agent (demo sessions) resumes anywhere.
         runs_in_folder = self.settings.agents[agent].runner in CLI_RUNNERS

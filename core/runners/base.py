@@ -112,9 +112,13 @@ async def closing(events: AsyncIterator[RunEvent]) -> AsyncIterator[AsyncIterato
 
 
 def json_object(text: str) -> dict[str, Any] | None:
-    """One stream line decoded as a JSON object; None when it is anything else."""
+    """One stream line decoded as a JSON object; None when it is anything else.
+
+    A line nested deeper than the interpreter's recursion limit is as unreadable
+    as a malformed one: skipped, never fatal to the run.
+    """
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None

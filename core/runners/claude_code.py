@@ -2,11 +2,11 @@
 
 Launch::
 
-    claude -p --output-format stream-json --verbose --session-id CONVERSATION_ID [args] -- PROMPT
+    claude -p --output-format stream-json --verbose --session-id=CONVERSATION_ID [args] -- PROMPT
 
 Follow-up (in the session's cwd)::
 
-    claude -p --output-format stream-json --verbose --resume CONVERSATION_ID [args] -- PROMPT
+    claude -p --output-format stream-json --verbose --resume=CONVERSATION_ID [args] -- PROMPT
 
 The conversation id delegate mints for a launch *is* Claude's ``sessionId``,
 so our tools, the picker and ``claude --resume`` all name the same
@@ -25,7 +25,9 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from core import ids
 from core.config import AgentConfig
+from core.ids import validate_id
 from core.models import Role, Usage
 from core.runners.base import (
     MessageOut,
@@ -214,6 +216,12 @@ class ClaudeCodeRunner:
         return cls(agent_id, binary, tuple(config.args), env)
 
     def argv(self, request: RunRequest) -> list[str]:
+        """The command line; the id is glued to its option and the prompt follows ``--``.
+
+        ``--resume`` takes an *optional* value, so ``--resume ID`` would read an
+        id such as ``-p`` as the next option: ``--resume=ID`` cannot.
+        """
+        session = validate_id(ids.CLAUDE_CODE, request.conversation_id)
         which = "--resume" if request.is_follow_up else "--session-id"
         return [
             self.binary,
@@ -221,8 +229,7 @@ class ClaudeCodeRunner:
             "--output-format",
             "stream-json",
             "--verbose",
-            which,
-            request.conversation_id,
+            f"{which}={session}",
             *self.args,
             "--",  # a prompt starting with "-" is still the prompt
             request.prompt,

@@ -6,7 +6,7 @@ Launch (stdin at /dev/null: ``codex exec`` reads a piped stdin as more prompt)::
 
 Follow-up (in the session's cwd)::
 
-    codex exec --json [args] resume THREAD_ID -- PROMPT
+    codex exec --json [args] resume -- THREAD_ID PROMPT
 
 Codex names a new conversation itself: the launch's ``thread.started`` carries
 the thread id, which the runner reports as :class:`ConversationIdAssigned` so
@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from core import ids
 from core.config import AgentConfig
+from core.ids import is_valid_id, validate_id
 from core.models import Role, Usage
 from core.runners.base import (
     ConversationIdAssigned,
@@ -91,7 +93,11 @@ class CodexStreamParser:
             return []
         kind = data.get("type")
         if kind == "thread.started":
-            self.thread_id = str(data.get("thread_id") or "") or self.thread_id
+            thread_id = data.get("thread_id")
+            if isinstance(thread_id, str) and is_valid_id(ids.CODEX, thread_id):
+                self.thread_id = thread_id
+            else:  # never adopt an id we could not pass back to ``codex exec resume``
+                self.skipped += 1
         elif kind == "item.completed":
             return self._item(data.get("item"))
         elif kind == "turn.completed":
@@ -205,7 +211,13 @@ def codex_home(env: Mapping[str, str]) -> Path:
 
 
 def find_rollout(home: Path, thread_id: str) -> Path | None:
-    """The rollout file of a thread (``sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl``)."""
+    """The rollout file of a thread (``sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl``).
+
+    Only a thread id goes into the pattern: anything else could hold ``/``,
+    ``..`` or glob characters.
+    """
+    if not is_valid_id(ids.CODEX, thread_id):
+        return None
     matches = sorted((home / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
     return matches[-1] if matches else None
 
@@ -224,8 +236,8 @@ def latest_token_info(path: Path) -> TokenInfo | None:
             continue
         try:
             line = json.loads(raw)
-        except ValueError:
-            continue  # torn first line of the tail, or a writer mid-append
+        except (ValueError, RecursionError):
+            continue  # torn first line of the tail, a writer mid-append, absurd nesting
         payload = line.get("payload") if isinstance(line, dict) else None
         info = payload.get("info") if isinstance(payload, dict) else None
         if not isinstance(info, dict):
@@ -266,8 +278,14 @@ class CodexRunner:
         return cls(agent_id, binary, tuple(config.args), env)
 
     def argv(self, request: RunRequest) -> list[str]:
-        resume = ["resume", request.conversation_id] if request.is_follow_up else []
-        return [self.binary, "exec", "--json", *self.args, *resume, "--", request.prompt]
+        """The command line; after ``--`` the thread id and the prompt are never options.
+
+        Before the separator, ``resume --last`` would continue another thread.
+        """
+        if not request.is_follow_up:
+            return [self.binary, "exec", "--json", *self.args, "--", request.prompt]
+        thread = validate_id(ids.CODEX, request.conversation_id)
+        return [self.binary, "exec", "--json", *self.args, "resume", "--", thread, request.prompt]
 
     async def run(self, request: RunRequest) -> AsyncIterator[RunEvent]:
         yield RunStarted(request.run_id)

@@ -134,6 +134,7 @@ class _Run:
                 "sessions_updated",
                 "sessions_skipped_dismissed",
                 "sessions_skipped_busy",
+                "sessions_skipped_invalid_id",
                 "malformed_lines",
                 "unknown_lines",
                 "oversized_lines",
@@ -158,7 +159,9 @@ class _Run:
         c["timestamps_ignored"] += r.new_odd_timestamps
         session = None
         write = True
-        if r.facts is None:
+        if r.invalid_id is not None:
+            c["sessions_skipped_invalid_id"] += 1
+        elif r.facts is None:
             c["files_without_session"] += 1
         else:
             f = r.facts

@@ -75,6 +75,7 @@ class ImportReport(_Model):
     sessions_updated: int = 0
     sessions_skipped_dismissed: int = 0
     sessions_skipped_busy: int = 0  # delegate is running them right now
+    sessions_skipped_invalid_id: int = 0  # an id its agent never mints (an option, a path)
     malformed_lines: int = 0  # found by this import
     unknown_lines: int = 0
     oversized_lines: int = 0

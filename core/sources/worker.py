@@ -6,6 +6,7 @@ format modules, and takes and returns plain picklable dataclasses.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import threading
@@ -13,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from core import process_identity
+from core import ids, process_identity
 from core.sources import claude, codex
 from core.sources.common import SessionFacts
 from core.sources.lines import BadLine, ForwardLines, loads
@@ -64,6 +65,7 @@ class FileResult:
     restarted: bool = False
     error: str | None = None
     facts: SessionFacts | None = None
+    invalid_id: str | None = None  # the session's id, when it is not its agent's shape
 
 
 def _digest(data: bytes) -> str:
@@ -145,7 +147,19 @@ def parse_file(task: FileTask) -> FileResult:
             result.facts = state.facts(task.id_hint, None, None)
     else:
         result.facts = state.facts(task.id_hint)
+    _drop_invalid_ids(result)
     return result
+
+
+def _drop_invalid_ids(result: FileResult) -> None:
+    """A session whose id its agent would never mint is not imported (docs/security.md)."""
+    facts = result.facts
+    if facts is None:
+        return
+    if not ids.is_valid_id(facts.source, facts.conversation_id):
+        result.invalid_id, result.facts = facts.conversation_id, None
+    elif facts.parent_id is not None and not ids.is_valid_id(facts.source, facts.parent_id):
+        result.facts = dataclasses.replace(facts, parent_id=None)
 
 
 def _parse_or_fail(task: FileTask) -> FileResult:

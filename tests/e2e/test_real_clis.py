@@ -217,3 +217,36 @@ async def test_openai_compat_sends_stored_history(agents: Agents) -> None:
     assert session.context.used_tokens == INPUT_TOKENS_PER_MESSAGE * 3 + OUTPUT_TOKENS
     page = await agents.orch.recent_messages(launch.conversation_id, 10)
     assert [m.content for m in page.messages][:2] == ["pong 3", "and again"]
+
+
+# --- argv: ids and prompts are never options ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cli", "agent", "path"),
+    [
+        ("claude", "claude-code", "/v1/messages"),
+        ("codex", "codex", "/v1/responses"),
+    ],
+)
+async def test_option_shaped_prompts_reach_the_model_as_prompts(
+    agents: Agents, cli: str, agent: str, path: str
+) -> None:
+    """``--session-id=ID``, ``--resume=ID`` and ``resume -- ID PROMPT`` parse as meant."""
+    find_cli(cli)
+    prompts = ["-p", "--last", "--dangerously-skip-permissions"]
+    [launch] = await agents.orch.delegate(prompts[0], agent, cwd=str(agents.workdir))
+    await run_to_end(launch)
+    for prompt in prompts[1:]:
+        [follow_up] = await agents.orch.delegate(prompt, conversation_id=launch.conversation_id)
+        assert follow_up.conversation_id == launch.conversation_id
+        await run_to_end(follow_up)
+    calls = agents.server.model_calls(path)
+    assert len(calls) == len(prompts)
+    for call, prompt in zip(calls, prompts, strict=True):
+        sent = json.dumps(call.body.get("messages") or call.body.get("input"))
+        assert json.dumps(prompt) in sent
+    # One conversation, each request carrying the turns before it.
+    lengths = [conversation_length(path, c.body) for c in calls]
+    assert lengths == sorted(lengths) and len(set(lengths)) == len(lengths)
+    assert processes_with_home(agents.home) == []

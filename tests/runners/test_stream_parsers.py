@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
 from core.config import AgentConfig
-from core.errors import RunnerUnavailable
+from core.errors import InvalidId, RunnerUnavailable
 from core.models import Message, Role, Usage
 from core.runners import build_runner
 from core.runners.base import (
@@ -198,14 +199,13 @@ def test_claude_argv_launch_names_the_session_follow_up_resumes(tmp_path: Path) 
         "--output-format",
         "stream-json",
         "--verbose",
-        "--session-id",
-        SID,
+        f"--session-id={SID}",
         "--model",
         "x",
         "--",
         "-p is my prompt",
     ]
-    assert runner.argv(request(tmp_path, follow_up=True))[5:7] == ["--resume", SID]
+    assert runner.argv(request(tmp_path, follow_up=True))[5] == f"--resume={SID}"
     assert runner.owns_transcript
     assert not runner.wants_history
 
@@ -307,10 +307,36 @@ def test_codex_argv_resume_comes_after_options(tmp_path: Path) -> None:
         "--json",
         "--skip-git-repo-check",
         "resume",
-        SID,
         "--",
+        SID,
         "-p is my prompt",
     ]
+
+
+@pytest.mark.parametrize(
+    "hostile", ["--last", "-p", "../../etc/passwd", "a b", "x\ny", "*", "", SID + "\n"]
+)
+def test_runners_never_put_an_invalid_id_in_argv_or_a_glob(tmp_path: Path, hostile: str) -> None:
+    follow_up = dataclasses.replace(request(tmp_path, follow_up=True), conversation_id=hostile)
+    for runner in (
+        ClaudeCodeRunner("claude-code", "/bin/claude", (), {}),
+        CodexRunner("codex", "/bin/codex", (), {}),
+    ):
+        with pytest.raises(InvalidId):
+            runner.argv(follow_up)
+    (tmp_path / "sessions" / "2026" / "05" / "11").mkdir(parents=True)
+    assert find_rollout(tmp_path, hostile) is None
+
+
+def test_a_line_nested_past_the_recursion_limit_is_skipped() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    for parser in (ClaudeStreamParser(), CodexStreamParser()):
+        assert parser.feed(deep) == []
+        assert parser.feed('{"type": "x", "y": ' + deep + "}") == []
+        assert parser.skipped == 2
+    chat = ChatStreamParser()
+    assert chat.feed("data: " + deep) == []
+    assert chat.skipped == 1
 
 
 # --- openai_compat -----------------------------------------------------------
