@@ -63,6 +63,11 @@ class AgentConfig(BaseModel):
     api_key_env: str | None = Field(
         default=None, description="environment variable holding the API key"
     )
+    idle_timeout: float = Field(
+        default=300.0,
+        gt=0,
+        description="seconds the endpoint may send nothing (before and during its reply)",
+    )
 
 
 def builtin_agents() -> dict[str, AgentConfig]:

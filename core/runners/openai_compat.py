@@ -6,25 +6,27 @@ events (``data: {chunk}`` lines, ending with ``data: [DONE]``) and the usage in
 the last chunk. The endpoint keeps no state: the conversation lives in our
 store and is sent again on every run (:attr:`RunRequest.history`).
 
-HTTP is a small HTTP/1.1 client over asyncio streams (stdlib only): a run is
-a plain coroutine, so cancelling it closes the connection at once.
+HTTP is ``httpx2`` (the maintained successor of ``httpx``): proxies from the
+environment, TLS with the system's trust store, redirects and compressed
+bodies. A stream is complete only with its ``[DONE]``: one the server cuts
+short fails the run, and one that goes quiet for longer than the agent's
+``idle_timeout`` fails it too. Cancelling a run closes the connection at once.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import os
-import ssl
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx2
 
 from core.config import AgentConfig
 from core.errors import RunnerUnavailable
 from core.models import Message, Role, Usage
+from core.redact import redact
 from core.runners.base import (
     MessageOut,
     RunCompleted,
@@ -38,6 +40,11 @@ from core.runners.base import (
 
 CONNECT_TIMEOUT_S = 30.0
 ERROR_BODY_CHARS = 2000
+MAX_LINE_BYTES = 16 * 1024 * 1024  # one SSE line; a longer one fails the run
+
+
+class StreamBroken(Exception):
+    """The endpoint's reply cannot be read to its end (cut, stalled, absurd)."""
 
 
 def chat_messages(history: Sequence[Message], prompt: str) -> list[dict[str, str]]:
@@ -111,6 +118,7 @@ class OpenAICompatRunner:
     base_url: str
     model: str
     api_key: str | None
+    idle_timeout: float = 300.0
     headers: Mapping[str, str] = field(default_factory=dict)
     owns_transcript: ClassVar[bool] = False  # our store is the transcript
     wants_history: ClassVar[bool] = True
@@ -134,7 +142,18 @@ class OpenAICompatRunner:
                     f"environment variable {config.api_key_env} is empty: set it, or change "
                     f"agents.{agent_id}.api_key_env in config.toml"
                 )
-        return cls(agent_id, config.base_url.rstrip("/"), config.model, api_key)
+        return cls(
+            agent_id,
+            config.base_url.rstrip("/"),
+            config.model,
+            api_key,
+            idle_timeout=config.idle_timeout,
+        )
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL as shown in errors: without any user name or password."""
+        return without_userinfo(self.base_url)
 
     def body(self, request: RunRequest) -> dict[str, Any]:
         return {
@@ -146,93 +165,91 @@ class OpenAICompatRunner:
 
     async def run(self, request: RunRequest) -> AsyncIterator[RunEvent]:
         yield RunStarted(request.run_id)
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        headers = {"accept": "text/event-stream"}
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"
-        payload = json.dumps(self.body(request)).encode()
         parser = ChatStreamParser()
+        # ``read`` bounds every wait for bytes (headers, then each chunk): the idle timeout.
+        timeout = httpx2.Timeout(
+            CONNECT_TIMEOUT_S, connect=CONNECT_TIMEOUT_S, read=self.idle_timeout
+        )
         try:
-            async with _post(f"{self.base_url}/chat/completions", headers, payload) as response:
-                status, lines = response
-                if status != 200:
-                    body = "\n".join([line async for line in lines])[:ERROR_BODY_CHARS]
-                    yield RunFailed(f"endpoint answered HTTP {status}: {body}".strip())
+            async with (
+                httpx2.AsyncClient(timeout=timeout, follow_redirects=True) as client,
+                client.stream(
+                    "POST",
+                    f"{self.base_url}/chat/completions",
+                    json=self.body(request),
+                    headers=headers,
+                ) as response,
+            ):
+                if response.status_code != 200:
+                    body = await _error_body(response)
+                    yield RunFailed(
+                        redact(f"endpoint answered HTTP {response.status_code}: {body}".strip())
+                    )
                     return
-                async for line in lines:
+                async for line in _lines(response.aiter_bytes()):
                     for event in parser.feed(line):
                         yield event
                     if parser.finished:
                         break
-        except (OSError, TimeoutError, ValueError, asyncio.IncompleteReadError) as exc:
-            yield RunFailed(f"cannot reach {self.base_url}: {type(exc).__name__}: {exc}")
+        except httpx2.ReadTimeout:
+            yield RunFailed(
+                f"{self.endpoint} sent nothing for {self.idle_timeout:g} s: set "
+                f"agents.{self.agent_id}.idle_timeout in config.toml to wait longer"
+            )
+            return
+        except (httpx2.HTTPError, httpx2.InvalidURL, StreamBroken) as exc:
+            yield RunFailed(self._failure(exc))
+            return
+        if not parser.finished and parser.error is None:
+            got = sum(map(len, parser.text))
+            yield RunFailed(
+                f"{self.endpoint} ended the stream before [DONE] "
+                f"({got} characters of reply received): the reply is incomplete"
+            )
             return
         for event in parser.finish():
             yield event
 
+    def _failure(self, exc: Exception) -> str:
+        """A connection error, naming the endpoint without its credentials."""
+        detail = str(exc).replace(self.base_url, self.endpoint) or "no detail"
+        return redact(f"cannot reach {self.endpoint}: {type(exc).__name__}: {detail}")
 
-@contextlib.asynccontextmanager
-async def _post(
-    url: str, headers: Mapping[str, str], body: bytes
-) -> AsyncIterator[tuple[int, AsyncIterator[str]]]:
-    """POST ``body`` over HTTP/1.1; yields the status and the response body's lines."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"unsupported URL {url!r}")
-    tls = parts.scheme == "https"
-    port = parts.port or (443 if tls else 80)
-    reader, writer = await asyncio.wait_for(
-        asyncio.open_connection(
-            parts.hostname,
-            port,
-            ssl=ssl.create_default_context() if tls else None,
-            limit=16 * 1024 * 1024,
-        ),
-        CONNECT_TIMEOUT_S,
-    )
+
+def without_userinfo(url: str) -> str:
+    """``url`` without ``user:password@`` (kept whole when it cannot be parsed)."""
     try:
-        target = parts.path + (f"?{parts.query}" if parts.query else "")
-        host = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
-        head = [f"POST {target} HTTP/1.1", f"host: {host}", f"content-length: {len(body)}"]
-        head += [f"{k}: {v}" for k, v in headers.items()]
-        head.append("connection: close")
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-        await writer.drain()
-        status_line = (await reader.readline()).decode("latin-1")
-        fields = status_line.split(" ", 2)
-        if len(fields) < 2 or not fields[1].isdigit():
-            raise ValueError(f"not an HTTP response: {status_line.strip()!r}")
-        response_headers: dict[str, str] = {}
-        while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
-            name, _, value = raw.decode("latin-1").partition(":")
-            response_headers[name.strip().lower()] = value.strip()
-        chunked = "chunked" in response_headers.get("transfer-encoding", "").lower()
-        yield int(fields[1]), _lines(_body(reader, chunked))
-    finally:
-        writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
+        parts = urlsplit(url)
+        if "@" not in parts.netloc:
+            return url
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=host))
+    except ValueError:
+        return redact(url)
 
 
-async def _body(reader: asyncio.StreamReader, chunked: bool) -> AsyncIterator[bytes]:
-    if not chunked:  # ``connection: close``: the body runs to EOF
-        while data := await reader.read(65536):
-            yield data
-        return
-    while True:
-        size_line = await reader.readline()
-        size = int(size_line.split(b";")[0].strip() or b"0", 16)
-        if size == 0:
-            return
-        yield await reader.readexactly(size)
-        await reader.readexactly(2)  # the CRLF after each chunk
+async def _error_body(response: httpx2.Response) -> str:
+    """The start of an error response's body, read no further than needed."""
+    data = bytearray()
+    async for chunk in response.aiter_bytes():
+        data += chunk
+        if len(data) >= ERROR_BODY_CHARS:
+            break
+    return data[:ERROR_BODY_CHARS].decode("utf-8", "replace")
 
 
 async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The body's lines (``\n`` or ``\r\n``), each at most :data:`MAX_LINE_BYTES`."""
     buffer = b""
     async for chunk in chunks:
         buffer += chunk
         *complete, buffer = buffer.split(b"\n")
         for line in complete:
             yield line.decode("utf-8", "replace").rstrip("\r")
+        if len(buffer) > MAX_LINE_BYTES:
+            raise StreamBroken(f"a line of the stream is longer than {MAX_LINE_BYTES} bytes")
     if buffer:
         yield buffer.decode("utf-8", "replace").rstrip("\r")

@@ -7,10 +7,17 @@
 Replies are deterministic: ``"pong <n>"`` where ``n`` counts the conversation's messages
 the request carried, so a test can see the history grow. A prompt containing ``HANG``
 makes the server hold the reply until :meth:`ModelServer.stop` (cancellation tests).
+
+A first path segment picks a misbehaviour for Chat Completions (``base_url =
+f"{server.url}/cut/v1"``): ``cut`` closes the connection mid-stream, before
+``[DONE]``; ``stall`` sends the first chunk, then nothing until :meth:`stop`;
+``redirect`` answers 307 to the same path without the segment; ``gzip`` sends
+the whole stream gzip-compressed.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import uuid
@@ -91,9 +98,13 @@ def _text_of(body: dict[str, Any]) -> str:
     return json.dumps(body.get("messages") or body.get("input") or [])
 
 
+MISBEHAVIOURS = frozenset({"cut", "stall", "redirect", "gzip"})
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: ModelServer
     protocol_version = "HTTP/1.1"
+    mode = ""  # one of MISBEHAVIOURS, for the request being answered
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet test output
         pass
@@ -149,6 +160,18 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self._record()
         path = self.path.split("?")[0]
+        mode, _, rest = path[1:].partition("/")
+        if mode in MISBEHAVIOURS:
+            path = "/" + rest
+            if mode == "redirect":
+                self.send_response(307)
+                self.send_header("location", path)
+                self.send_header("content-length", "0")
+                self.end_headers()
+                return
+        else:
+            mode = ""
+        self.mode = mode
         if not isinstance(body, dict):
             self._json({"error": "expected a JSON object"}, 400)
             return
@@ -302,6 +325,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat(self, body: dict[str, Any], reply: str, input_tokens: int) -> None:
         chat_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         model = body.get("model", "test-model")
+        if self.mode == "gzip":
+            self._gzip_stream(reply, input_tokens)
+            return
         self._sse_start()
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -315,6 +341,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._event(None, chunk({"role": "assistant", "content": ""}))
         for part in (reply[:3], reply[3:]):
             self._event(None, chunk({"content": part}))
+            if self.mode == "stall":
+                self.owner._stop.wait(120)
+                return
+            if self.mode == "cut":
+                return  # the connection closes: no finish_reason, no usage, no [DONE]
         self._event(None, chunk({}, "stop"))
         if (body.get("stream_options") or {}).get("include_usage"):
             self._event(
@@ -332,3 +363,19 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
         self._event(None, "[DONE]")
+
+    def _gzip_stream(self, reply: str, input_tokens: int) -> None:
+        """The same stream as one gzip-compressed body (``content-encoding: gzip``)."""
+        usage = {"prompt_tokens": input_tokens, "completion_tokens": OUTPUT_TOKENS}
+        events = [
+            {"choices": [{"index": 0, "delta": {"content": reply}}]},
+            {"choices": [], "usage": usage},
+        ]
+        text = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+        data = gzip.compress(text.encode())
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-encoding", "gzip")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
