@@ -169,6 +169,7 @@ class OpenAICompatRunner:
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"
         parser = ChatStreamParser()
+        answered = False  # the response started: a later error broke it off
         # ``read`` bounds every wait for bytes (headers, then each chunk): the idle timeout.
         timeout = httpx2.Timeout(
             CONNECT_TIMEOUT_S, connect=CONNECT_TIMEOUT_S, read=self.idle_timeout
@@ -183,6 +184,7 @@ class OpenAICompatRunner:
                     headers=headers,
                 ) as response,
             ):
+                answered = True
                 if response.status_code != 200:
                     body = await _error_body(response)
                     yield RunFailed(
@@ -201,7 +203,7 @@ class OpenAICompatRunner:
             )
             return
         except (httpx2.HTTPError, httpx2.InvalidURL, StreamBroken) as exc:
-            yield RunFailed(self._failure(exc))
+            yield RunFailed(self._failure(exc, answered))
             return
         if not parser.finished and parser.error is None:
             got = sum(map(len, parser.text))
@@ -213,10 +215,13 @@ class OpenAICompatRunner:
         for event in parser.finish():
             yield event
 
-    def _failure(self, exc: Exception) -> str:
-        """A connection error, naming the endpoint without its credentials."""
+    def _failure(self, exc: Exception, answered: bool) -> str:
+        """A transport error, naming the endpoint without its credentials."""
         detail = str(exc).replace(self.base_url, self.endpoint) or "no detail"
-        return redact(f"cannot reach {self.endpoint}: {type(exc).__name__}: {detail}")
+        what = (
+            f"{self.endpoint} broke off its reply" if answered else f"cannot reach {self.endpoint}"
+        )
+        return redact(f"{what}: {type(exc).__name__}: {detail}")
 
 
 def without_userinfo(url: str) -> str:

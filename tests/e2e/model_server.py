@@ -10,9 +10,10 @@ makes the server hold the reply until :meth:`ModelServer.stop` (cancellation tes
 
 A first path segment picks a misbehaviour for Chat Completions (``base_url =
 f"{server.url}/cut/v1"``): ``cut`` closes the connection mid-stream, before
-``[DONE]``; ``stall`` sends the first chunk, then nothing until :meth:`stop`;
-``redirect`` answers 307 to the same path without the segment; ``gzip`` sends
-the whole stream gzip-compressed.
+``[DONE]``; ``chunkcut`` does it inside a chunked body (no last chunk);
+``stall`` sends the first chunk, then nothing until :meth:`stop`; ``redirect``
+answers 307 to the same path without the segment; ``gzip`` sends the whole
+stream gzip-compressed.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def _text_of(body: dict[str, Any]) -> str:
     return json.dumps(body.get("messages") or body.get("input") or [])
 
 
-MISBEHAVIOURS = frozenset({"cut", "stall", "redirect", "gzip"})
+MISBEHAVIOURS = frozenset({"cut", "chunkcut", "stall", "redirect", "gzip"})
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -328,6 +329,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.mode == "gzip":
             self._gzip_stream(reply, input_tokens)
             return
+        if self.mode == "chunkcut":
+            self._chunked_cut(reply)
+            return
         self._sse_start()
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -379,3 +383,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _chunked_cut(self, reply: str) -> None:
+        """One chunk of a chunked body, then the connection closes mid-body."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        event = {"choices": [{"index": 0, "delta": {"content": reply}}]}
+        data = f"data: {json.dumps(event)}\n\n".encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+        self.close_connection = True

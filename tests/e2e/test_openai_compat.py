@@ -37,6 +37,7 @@ def _config(data: Path, server: ModelServer) -> None:
     agents = {
         "good": f"{server.url}/v1",
         "cut": f"{server.url}/cut/v1",
+        "chunkcut": f"{server.url}/chunkcut/v1",
         "stall": f"{server.url}/stall/v1",
         "moved": f"{server.url}/redirect/v1",
         "zipped": f"{server.url}/gzip/v1",
@@ -70,11 +71,17 @@ async def _run(orch: AgentOrchestrator, agent: str) -> tuple[str, RunStatus, str
     return handle.conversation_id, run.status, run.error
 
 
-async def test_a_stream_cut_before_done_fails_the_run(orch: AgentOrchestrator) -> None:
-    conversation_id, status, error = await _run(orch, "cut")
+@pytest.mark.parametrize(
+    ("agent", "says"),
+    [("cut", "ended the stream before [DONE]"), ("chunkcut", "broke off its reply")],
+)
+async def test_a_stream_cut_before_done_fails_the_run(
+    orch: AgentOrchestrator, agent: str, says: str
+) -> None:
+    conversation_id, status, error = await _run(orch, agent)
     assert status is RunStatus.FAILED
     assert error is not None
-    assert "before [DONE]" in error
+    assert says in error
     # The partial reply is not stored as the assistant's answer.
     page = await orch.recent_messages(conversation_id, 10)
     assert [m.role for m in page.messages if m.role is Role.ASSISTANT] == []
