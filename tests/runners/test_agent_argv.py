@@ -213,7 +213,7 @@ def _store_sessions(world: World, sessions: dict[str, str]) -> None:
     async def fill() -> None:
         store = await Store.open(world.data / DB_FILENAME)
         try:
-            await store.bulk_insert(
+            await store.bulk.insert(
                 [
                     finished(cid, BASE_US + n, agent_id=agent)
                     for n, (cid, agent) in enumerate(sessions.items())
