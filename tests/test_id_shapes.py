@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from core import ids
@@ -56,3 +58,16 @@ def test_runners_that_keep_ids_to_themselves_check_nothing() -> None:
         ids.validate_for_runner("claude_code", "-p")
     with pytest.raises(InvalidId):
         ids.validate_for_runner("codex", "--last")
+
+
+@pytest.mark.parametrize("hostile", ["../x", "*", "-p", "a b"])
+def test_a_transcript_is_looked_up_only_under_a_valid_id(tmp_path: Path, hostile: str) -> None:
+    from core.sources.importer import find_transcript
+
+    project = tmp_path / "projects" / "p"
+    project.mkdir(parents=True)
+    (project / f"{CLAUDE_SESSION}.jsonl").write_text("{}\n")
+    (tmp_path / "projects" / "x.jsonl").write_text("{}\n")  # what "p/../x" would reach
+    assert find_transcript(ids.CLAUDE_CODE, CLAUDE_SESSION, tmp_path) is not None
+    assert find_transcript(ids.CLAUDE_CODE, hostile, tmp_path) is None
+    assert find_transcript(ids.CODEX, hostile, tmp_path) is None

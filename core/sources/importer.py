@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from core import process_identity
+from core import ids, process_identity
 from core.sources import claude
 from core.sources import files as discovery
 from core.sources.common import clamp_us
@@ -312,8 +312,11 @@ def find_transcript(source: str, conversation_id: str, root: Path | None) -> str
 
     Claude Code: ``projects/<any>/<id>.jsonl``; Codex: ``sessions/<y>/<m>/<d>/
     rollout-<time>-<id>.jsonl``, newest dates first (a fresh run is in today's).
-    Only directory listings: nothing is opened.
+    Only directory listings: nothing is opened. Only an id of the agent's shape
+    becomes part of a file name (no ``/``, ``..`` or glob character).
     """
+    if not ids.is_valid_id(source, conversation_id):
+        return None
     if source == claude.SOURCE:
         projects = discovery.claude_root(root) / "projects"
         for project in _sorted_dirs(projects, newest_first=False):

@@ -18,7 +18,7 @@ from conftest import CODEX_MODEL, Agents, find_cli
 from model_server import INPUT_TOKENS_PER_MESSAGE, OUTPUT_TOKENS, conversation_length
 
 from core.errors import UnknownConversation
-from core.models import RunStatus, SessionState
+from core.models import RunStatus, Session, SessionState
 from core.orchestrator import RunHandle
 
 pytestmark = pytest.mark.e2e
@@ -50,6 +50,17 @@ def processes_with_home(home: Path) -> list[int]:
 
 def imports_transcripts(agents: Agents) -> bool:
     return hasattr(agents.orch, "import_sources")
+
+
+async def indexed(agents: Agents, conversation_id: str, transcript: Path) -> Session:
+    """The session once the transcript is imported (that happens after the result)."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while True:
+        session = await agents.orch.get_session(conversation_id)
+        if session.metrics.bytes == transcript.stat().st_size:
+            return session
+        assert time.monotonic() < deadline, "the transcript was never imported"
+        await asyncio.sleep(0.05)
 
 
 # --- Claude Code -----------------------------------------------------------
@@ -91,6 +102,7 @@ async def test_claude_code_launch_follow_up_transcript_and_meter(agents: Agents)
 
     if imports_transcripts(agents):
         # The importer indexed the transcript Claude Code wrote: previews read it.
+        await indexed(agents, conversation_id, transcript)
         page = await agents.orch.recent_messages(conversation_id, 10)
         texts = [m.content for m in page.messages]
         assert any(f"pong {second}" in t for t in texts)
@@ -150,6 +162,7 @@ async def test_codex_launch_rekeys_follow_up_resumes_and_meter(agents: Agents) -
 
     if imports_transcripts(agents):
         # The importer indexed the rollout: metrics and preview come from it.
+        session = await indexed(agents, thread_id, rollout)
         assert session.metrics.messages >= 2
         assert session.metrics.bytes == rollout.stat().st_size
         page = await agents.orch.recent_messages(thread_id, 10)
