@@ -21,7 +21,7 @@ TRANSCRIPT = REALDATA / "-experiments-ideas" / "03eb5929-52b3-4b13-ada3-b93ae358
 # renamed to the session id it was given) and reports success.
 FAKE_CLAUDE = """#!{python}
 import json, os, shutil, sys
-sid = sys.argv[sys.argv.index("--session-id") + 1]
+sid = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--session-id="))
 folder = os.path.join(os.environ["CLAUDE_CONFIG_DIR"], "projects", "-work-here")
 os.makedirs(folder, exist_ok=True)
 shutil.copy({transcript!r}, os.path.join(folder, sid + ".jsonl"))
