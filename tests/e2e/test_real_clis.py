@@ -48,6 +48,20 @@ def processes_with_home(home: Path) -> list[int]:
     return found
 
 
+async def processes_gone(home: Path) -> bool:
+    """Whether every process of ``home`` is gone within a few seconds.
+
+    A run's watchdog (``read goodbye || kill ...``) exits when its pipe closes,
+    a moment after the run's result.
+    """
+    deadline = time.monotonic() + 5
+    while processes_with_home(home):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
 def imports_transcripts(agents: Agents) -> bool:
     return hasattr(agents.orch, "import_sources")
 
@@ -107,7 +121,7 @@ async def test_claude_code_launch_follow_up_transcript_and_meter(agents: Agents)
         texts = [m.content for m in page.messages]
         assert any(f"pong {second}" in t for t in texts)
         assert any("and again" in t for t in texts)
-    assert processes_with_home(agents.home) == []
+    assert await processes_gone(agents.home)
 
 
 # --- Codex -------------------------------------------------------------------
@@ -170,7 +184,7 @@ async def test_codex_launch_rekeys_follow_up_resumes_and_meter(agents: Agents) -
         assert any(f"pong {second}" in t for t in texts)
     else:
         assert session.metrics.turns == 2
-    assert processes_with_home(agents.home) == []
+    assert await processes_gone(agents.home)
 
 
 # --- cancellation --------------------------------------------------------------
@@ -199,7 +213,7 @@ async def test_cancelling_a_cli_run_leaves_no_process(
     run = await handle.wait()
     assert run.status is RunStatus.CANCELLED
     assert time.monotonic() - started < 10
-    assert processes_with_home(agents.home) == []
+    assert await processes_gone(agents.home)
     session = await agents.orch.get_session(handle.conversation_id)
     assert session.state is SessionState.IDLE
 
@@ -262,4 +276,4 @@ async def test_option_shaped_prompts_reach_the_model_as_prompts(
     # One conversation, each request carrying the turns before it.
     lengths = [conversation_length(path, c.body) for c in calls]
     assert lengths == sorted(set(lengths))  # strictly growing
-    assert processes_with_home(agents.home) == []
+    assert await processes_gone(agents.home)
