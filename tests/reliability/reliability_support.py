@@ -18,6 +18,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -38,6 +39,16 @@ CLI_TIMEOUT_S = 60.0
 NOTES_KEPT = 8
 
 
+# A wall-clock budget for a full run (seconds since the epoch): trials stop
+# starting once it has passed, and the tally says how many ran.
+_deadline: float | None = None
+
+
+def set_deadline(at_epoch_s: float | None) -> None:
+    global _deadline
+    _deadline = at_epoch_s
+
+
 @dataclass
 class Tally:
     """What one kind of trial measured.
@@ -56,6 +67,23 @@ class Tally:
     losses: int = 0
     wall_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+
+    def out_of_time(self) -> bool:
+        """True once the run's time budget has passed (noted once, with the count so far)."""
+        if _deadline is None or time.time() < _deadline:
+            return False
+        if not any(n.startswith("stopped") for n in self.notes):
+            self.notes.insert(0, f"stopped at the time budget after {self.trials} trials")
+        return True
+
+    def progress(self) -> None:
+        """One line per trial on stderr, so a long run shows where it is."""
+        print(
+            f"  {self.kind}: {self.trials} trials, {self.faults} faults, {self.hangs} hangs,"
+            f" {self.survivors} survivors, {self.losses} losses",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def note(self, text: str) -> None:
         if len(self.notes) < NOTES_KEPT:

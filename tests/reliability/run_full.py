@@ -31,7 +31,7 @@ for entry in (ROOT, HERE.parent, HERE):  # run as a script: core, tests/support,
     if str(entry) not in sys.path:
         sys.path.insert(0, str(entry))
 
-from reliability_support import Tally  # noqa: E402
+from reliability_support import Tally, set_deadline  # noqa: E402
 from trial_import import build_corpus, clean_import, import_signal_trials  # noqa: E402
 from trial_inputs import cli_inputs, importer_inputs, tool_inputs  # noqa: E402
 from trial_race import follow_up_races, import_races  # noqa: E402
@@ -128,7 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", metavar="KIND", help="run only these kinds")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every count (1.0)")
     parser.add_argument("--work-dir", type=Path, help="corpus and stores (default: a temp dir)")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        help="time budget: trials stop starting after it (each tally says how many ran)",
+    )
     args = parser.parse_args(argv)
+    if args.minutes is not None:
+        set_deadline(time.time() + args.minutes * 60)
 
     def run(work: Path) -> int:
         available = kinds(work, args.scale)

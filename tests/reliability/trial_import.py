@@ -116,6 +116,10 @@ def import_signal_trials(
         ref = reference or clean_import(corpus, work)
         window = ref.seconds
         for trial in range(trials):
+            if tally.out_of_time():
+                break
+            if trial:
+                tally.progress()
             sig = signals[trial % len(signals)]
             data = work / "trial"
             shutil.rmtree(data, ignore_errors=True)

@@ -301,6 +301,8 @@ def cli_inputs(work: Path, *, limit: int | None = None) -> Tally:
         assert first.code == 0, first.text
         conversation = json.loads(first.stdout)["conversation_id"]
         for args, stdin, json_out in list(cli_cases(conversation))[:limit]:
+            if tally.out_of_time():
+                break
             tally.trials += 1
             tally.faults += 1
             tag = new_tag()

@@ -104,6 +104,8 @@ def follow_up_races(work: Path, rounds: int, *, seed: int = 13) -> Tally:
             conversation = str(first[0]["conversation_id"])
             db = data / DB_FILENAME
             for round_no in range(rounds):
+                if tally.out_of_time():
+                    break
                 count = rng.randint(2, 8)
                 tally.trials += 1
                 tally.faults += count - 1
@@ -168,6 +170,8 @@ def import_races(corpus: Path, work: Path, trials: int, *, seed: int = 17) -> Ta
     with timed(tally):
         ref = clean_import(corpus, work)
         for trial in range(trials):
+            if tally.out_of_time():
+                break
             count = rng.randint(2, 4)
             where = f"trial {trial} ({count} imports)"
             tally.trials += 1

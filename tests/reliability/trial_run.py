@@ -128,6 +128,10 @@ def run_signal_trials(
         db = data / DB_FILENAME
         conversation = _launch(work, data, agent)
         for trial in range(trials):
+            if tally.out_of_time():
+                break
+            if trial:
+                tally.progress()
             sig = signals[trial % len(signals)]
             where = f"trial {trial} ({sig.name})"
             tally.trials += 1
