@@ -345,6 +345,8 @@ def cli_problem(result: CliResult, *, json_out: bool) -> str | None:
             payload = None
         if payload is not None:
             return payload_problem(payload) if isinstance(payload, dict) else None
+    if result.code == 1 and b"\nrun failed: " in result.stderr:
+        return None  # `delegate run`: the agent's own failure, reported as such
     if result.code == 1:
         line = result.stderr.decode("utf-8", errors="replace")
         codes = known_codes()

@@ -19,7 +19,7 @@ def test_kill_9_mid_import_leaves_a_sound_store_and_no_process(
     tally = import_signal_trials(
         corpus, tmp_path, 2, reference=corpus_reference, fractions=(0.4, 0.7)
     )
-    assert tally.faults == 2
+    assert tally.trials == 2
     assert tally.clean, tally.summary()
 
 
@@ -35,5 +35,5 @@ def test_sigterm_and_sigint_mid_import_end_it_with_nothing_left(
         fractions=(0.5,),
         kind="import SIGTERM / SIGINT",
     )
-    assert tally.faults == 2
+    assert tally.trials == 2
     assert tally.clean, tally.summary()

@@ -13,18 +13,18 @@ pytestmark = pytest.mark.reliability
 
 def test_kill_9_of_a_follow_up_leaves_nothing_running_once_read(tmp_path: Path) -> None:
     tally = run_signal_trials(tmp_path, 2, signals=(signal.SIGKILL,), after_s=0.3)
-    assert tally.faults == 2
+    assert tally.trials == 2
     assert tally.clean, tally.summary()
 
 
 def test_sigint_and_sighup_end_a_follow_up_keeping_its_partial_reply(tmp_path: Path) -> None:
     tally = run_signal_trials(tmp_path, 2, signals=(signal.SIGINT, signal.SIGHUP), after_s=0.3)
-    assert tally.faults == 2
+    assert tally.trials == 2
     assert tally.clean, tally.summary()
 
 
 def test_no_agent_cli_outlives_a_signalled_follow_up(tmp_path: Path) -> None:
     # A stand-in claude that hangs after its first message, with a grandchild.
     tally = run_signal_trials(tmp_path, 3, agent="standin", after_s=0.3)
-    assert tally.faults == 3
+    assert tally.trials == 3
     assert tally.clean, tally.summary()

@@ -46,7 +46,7 @@ CODEX_OPTION_IDS = ("--last", "--dangerously-bypass-approvals-and-sandbox")
 
 STAND_IN = """#!/bin/sh
 printf '%s\\n' "$0" "$@" >> "{log}"
-printf '%s\\0' "$@" >> "{log}.argv"
+printf '%s\\0' "$@" END-OF-ARGV >> "{log}.argv"
 exit 3
 """
 
@@ -140,13 +140,19 @@ def _transcripts(db: Path) -> dict[str, str]:
     return {str(cid): str(path) for cid, path in rows if cid}
 
 
+ID_OPTIONS = ("--resume", "resume", "--session-id")
+
+
 def _unsafe_argv(argv: list[str], hostile: set[str]) -> str | None:
-    """An id that sits in argv where a CLI would parse it as an option."""
-    for i, arg in enumerate(argv):
+    """An id passed as an argument of its own where the CLI parses options.
+
+    ``--resume=ID`` is one argument, and anything after ``--`` is a value.
+    """
+    for i, arg in enumerate(argv[1:], start=1):
         if "--" in argv[:i]:
-            return None  # after the separator everything is a value
-        if arg in hostile:
-            return arg
+            return None
+        if arg in hostile and argv[i - 1] in ID_OPTIONS:
+            return f"{argv[i - 1]} {arg}"
     return None
 
 
@@ -252,10 +258,12 @@ def tree_trials(
             )
         argv_log = Path(f"{log}.argv")
         if argv_log.exists():
-            args = argv_log.read_bytes().decode(errors="replace").split("\0")
-            unsafe = _unsafe_argv(args, set(hostile_ids))
-            if unsafe:
-                tally.lose(f"an agent CLI got {unsafe!r} where it reads options: {args[:20]!r}")
+            calls = argv_log.read_bytes().decode(errors="replace").split("END-OF-ARGV\0")
+            for call in calls:
+                args = call.split("\0")
+                unsafe = _unsafe_argv(args, set(hostile_ids))
+                if unsafe:
+                    tally.lose(f"an agent CLI got {unsafe!r} where it reads options: {args!r:.300}")
 
         if panel:
             tally.trials += 1
