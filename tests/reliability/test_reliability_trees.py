@@ -10,11 +10,6 @@ from trial_trees import tree_trials
 pytestmark = pytest.mark.reliability
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="15.5: an imported id shaped like an option reaches the agent CLI's argv as an"
-    " argument of its own (claude ... --resume --dangerously-skip-permissions)",
-)
 def test_a_hostile_tree_never_hangs_or_crashes_a_reader(tmp_path: Path) -> None:
     tally = tree_trials(tmp_path, previews=2, step_timeout=30)
     assert tally.clean, tally.summary()
