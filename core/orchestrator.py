@@ -137,9 +137,12 @@ def _expand(cwd: str) -> Path:
 def _existing_cwd(cwd: str) -> Path:
     """The folder a run starts in, or ``cwd_missing`` naming it."""
     path = _expand(cwd)
-    if not path.is_dir():
-        raise CwdMissing(cwd)
-    return path.resolve()
+    try:
+        if not path.is_dir():
+            raise CwdMissing(cwd)
+        return path.resolve()
+    except (OSError, ValueError):  # a name too long for the OS, a NUL, a loop of links
+        raise CwdMissing(cwd) from None
 
 
 def _storable(text: str) -> bool:
@@ -550,7 +553,11 @@ class AgentOrchestrator:
             except FileNotFoundError:  # the shell's folder was deleted under it
                 raise CwdMissing(".") from None
         path = _expand(cwd)
-        if path.exists() and not path.is_dir():
+        try:
+            not_a_folder = path.exists() and not path.is_dir()
+        except (OSError, ValueError):  # _existing_cwd names the problem below
+            not_a_folder = False
+        if not_a_folder:
             raise InvalidRequest(f"cwd: {cwd!r} is not a directory")
         return _existing_cwd(cwd)
 

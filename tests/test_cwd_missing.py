@@ -72,7 +72,17 @@ def test_follow_up_tool_in_a_deleted_worktree_is_a_typed_error(tmp_path: Path) -
     assert row_counts(data) == before
 
 
-@pytest.mark.parametrize("cwd", ["~nosuchuser", "~nosuchuser/src", "no/such/folder"])
+@pytest.mark.parametrize(
+    "cwd",
+    [
+        "~nosuchuser",
+        "~nosuchuser/src",
+        "no/such/folder",
+        "n" * 300,  # a name longer than the file system allows (ENAMETOOLONG)
+        "deep/" * 1000,  # a path longer than PATH_MAX
+    ],
+    ids=["unknown-user", "unknown-user-sub", "relative", "name-too-long", "path-too-long"],
+)
 def test_launch_with_a_cwd_that_does_not_exist_is_cwd_missing(tmp_path: Path, cwd: str) -> None:
     data = write_config(tmp_path / "data")
     request = json.dumps({"prompt": "hi", "cwd": cwd})

@@ -306,7 +306,7 @@ async def cmd_import(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         _print_safe(f"unreadable: {item.path}: {item.reason}")
     if args.report:
         for entry in report.skipped:
-            print(f"skipped ({entry.kind}): {entry.path}: {entry.reason}")
+            _print_safe(f"skipped ({entry.kind}): {entry.path}: {entry.reason}")
     if args.report:
         for f in report.files_with_skips:
             note = f" error: {f.error}" if f.error else ""

@@ -46,6 +46,8 @@ from core.runners.base import (
 )
 from core.runners.claude_code import failure_message
 from core.runners.subprocess import cli_process, resolve_binary
+from core.sources.common import INT64_MAX, clamp_int
+from core.sources.safe_files import open_regular
 
 ROLLOUT_TAIL_BYTES = 512 * 1024  # where the latest token count is looked for
 TOOL_OUTPUT_CHARS = 2000
@@ -61,12 +63,19 @@ class TokenInfo:
     context_window: int | None
 
 
+def _count(raw: Any) -> int:
+    """A token figure from the rollout, in what SQLite can store (junk counts as 0)."""
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw != raw:  # NaN
+        return 0
+    return clamp_int(int(min(raw, INT64_MAX)))
+
+
 def _usage(raw: Any) -> Usage:
     if not isinstance(raw, dict):
         return Usage()
     return Usage(
-        input_tokens=int(raw.get("input_tokens") or 0),
-        output_tokens=int(raw.get("output_tokens") or 0),
+        input_tokens=_count(raw.get("input_tokens")),
+        output_tokens=_count(raw.get("output_tokens")),
     )
 
 
@@ -225,7 +234,8 @@ def find_rollout(home: Path, thread_id: str) -> Path | None:
 def latest_token_info(path: Path) -> TokenInfo | None:
     """The last ``token_count`` with figures, read from the end of the rollout only."""
     try:
-        with path.open("rb") as fh:
+        # The rollout is another program's file: a FIFO or device there must not block us.
+        with open_regular(str(path)) as fh:
             size = fh.seek(0, os.SEEK_END)
             fh.seek(max(0, size - ROLLOUT_TAIL_BYTES))
             tail = fh.read()
@@ -242,13 +252,14 @@ def latest_token_info(path: Path) -> TokenInfo | None:
         info = payload.get("info") if isinstance(payload, dict) else None
         if not isinstance(info, dict):
             continue
-        last = info.get("last_token_usage") or {}
+        last = info.get("last_token_usage")
+        last = last if isinstance(last, dict) else {}
         window = info.get("model_context_window")
         return TokenInfo(
             total=_usage(info.get("total_token_usage")),
-            last_input_tokens=int(last.get("input_tokens") or 0),
-            last_output_tokens=int(last.get("output_tokens") or 0),
-            context_window=int(window) if isinstance(window, int) and window > 0 else None,
+            last_input_tokens=_count(last.get("input_tokens")),
+            last_output_tokens=_count(last.get("output_tokens")),
+            context_window=clamp_int(window) if isinstance(window, int) and window > 0 else None,
         )
     return None
 

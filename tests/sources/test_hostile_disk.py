@@ -302,3 +302,19 @@ def test_a_worker_handed_a_fifo_returns_at_once(tmp_path: Path) -> None:
     assert not thread.is_alive(), "parse_batch blocked on a FIFO"
     assert results[0].error == "not a regular file (a FIFO)"
     assert results[0].facts is None
+
+
+def test_the_import_report_never_prints_a_name_that_steers_the_terminal(tmp_path: Path) -> None:
+    """A valid UTF-8 name holding escape sequences is listed escaped by ``import --report``."""
+    tree = build_hostile_tree(tmp_path / "hostile", only={"fifo_transcript"})
+    evil = tree.claude / "projects" / "-evil" / "\x1b]0;pwned\x07\x1b[2J.jsonl"
+    evil.parent.mkdir(parents=True)
+    os.mkfifo(evil)
+    home = tmp_path / "home"
+    assert _import(tree, home)["entries_skipped"] >= 2
+    data = ["--data-dir", str(home / "data")]
+    result = run_cli(*data, "import", "--report", home=home, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    assert "pwned" in result.stdout  # the entry is listed ...
+    assert "\x1b" not in result.stdout  # ... as text, never as a terminal command
+    assert "\x07" not in result.stdout
