@@ -20,10 +20,6 @@ from core.tools import call_tool
 pytestmark = pytest.mark.reliability
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="7.8: delegate_agent with a cwd name too long for the OS raises OSError, untyped",
-)
 async def test_hostile_tool_requests_get_typed_errors(tmp_path: Path) -> None:
     tally = await tool_inputs(tmp_path)
     assert tally.trials >= 300
