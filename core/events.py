@@ -89,7 +89,49 @@ class RunOutput(BaseModel):
     text: str
 
 
-BusEvent = HistoryEvent | RunOutput
+class SessionsChanged(BaseModel):
+    """Transient: sessions to re-read (changed or added by any process), and ids removed.
+
+    Published by the supervisor for every change the store shows, including
+    imports of transcripts the agents appended to.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["sessions_changed"] = "sessions_changed"
+    conversation_ids: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+class RunsChanged(BaseModel):
+    """Transient: runs whose status or activity changed (any process)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["runs_changed"] = "runs_changed"
+    run_ids: tuple[str, ...]
+
+
+TranscriptWatching = Literal["watching", "polling", "off"]
+
+
+class WatchStatus(BaseModel):
+    """Transient: how the supervisor watches transcripts, and whether it leads.
+
+    ``polling`` is the fallback when a folder cannot be watched; ``reason`` says
+    why, in words a person can act on. Published at start and on every change.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["watch_status"] = "watch_status"
+    transcripts: TranscriptWatching
+    reason: str | None = None
+    leader: bool = False
+
+
+SupervisorEvent = SessionsChanged | RunsChanged | WatchStatus
+BusEvent = HistoryEvent | RunOutput | SupervisorEvent
 Listener = Callable[[BusEvent], None]
 
 

@@ -162,6 +162,71 @@ BEGIN
         WHERE state = NEW.state;
 END
 """,
+    # Issue 8: the change feed and leases. Every insert or update of a session
+    # or a run takes the next number of one counter (``change_counter``) into
+    # its ``change_seq``; a session deleted (dismissed) or re-keyed leaves its
+    # old id in ``session_removals``. A watcher reads only rows past its cursor.
+    # History rows carry the process that wrote them, so a supervisor re-publishes
+    # only other processes' events. ``leases``: leader election between supervisors.
+    5: """
+CREATE TABLE change_counter (
+    id   INTEGER PRIMARY KEY CHECK (id = 1),
+    seq  INTEGER NOT NULL
+);
+INSERT INTO change_counter (id, seq) VALUES (1, 0);
+
+ALTER TABLE sessions ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE history ADD COLUMN origin TEXT;
+CREATE INDEX sessions_by_change ON sessions (change_seq);
+CREATE INDEX runs_by_change ON runs (change_seq);
+
+CREATE TABLE session_removals (
+    change_seq       INTEGER PRIMARY KEY,
+    conversation_id  TEXT NOT NULL
+);
+
+CREATE TRIGGER sessions_change_insert AFTER INSERT ON sessions BEGIN
+    UPDATE change_counter SET seq = seq + 1 WHERE id = 1;
+    UPDATE sessions SET change_seq = (SELECT seq FROM change_counter WHERE id = 1)
+        WHERE rowid = NEW.rowid;
+END;
+CREATE TRIGGER sessions_change_update AFTER UPDATE ON sessions
+    WHEN NEW.change_seq IS OLD.change_seq
+BEGIN
+    UPDATE change_counter SET seq = seq + 1 WHERE id = 1;
+    INSERT INTO session_removals (change_seq, conversation_id)
+        SELECT seq, OLD.conversation_id FROM change_counter
+        WHERE id = 1 AND OLD.conversation_id IS NOT NEW.conversation_id;
+    UPDATE change_counter SET seq = seq + 1
+        WHERE id = 1 AND OLD.conversation_id IS NOT NEW.conversation_id;
+    UPDATE sessions SET change_seq = (SELECT seq FROM change_counter WHERE id = 1)
+        WHERE rowid = NEW.rowid;
+END;
+CREATE TRIGGER sessions_change_delete AFTER DELETE ON sessions BEGIN
+    UPDATE change_counter SET seq = seq + 1 WHERE id = 1;
+    INSERT INTO session_removals (change_seq, conversation_id)
+        SELECT seq, OLD.conversation_id FROM change_counter WHERE id = 1;
+END;
+CREATE TRIGGER runs_change_insert AFTER INSERT ON runs BEGIN
+    UPDATE change_counter SET seq = seq + 1 WHERE id = 1;
+    UPDATE runs SET change_seq = (SELECT seq FROM change_counter WHERE id = 1)
+        WHERE rowid = NEW.rowid;
+END;
+CREATE TRIGGER runs_change_update AFTER UPDATE ON runs
+    WHEN NEW.change_seq IS OLD.change_seq
+BEGIN
+    UPDATE change_counter SET seq = seq + 1 WHERE id = 1;
+    UPDATE runs SET change_seq = (SELECT seq FROM change_counter WHERE id = 1)
+        WHERE rowid = NEW.rowid;
+END;
+
+CREATE TABLE leases (
+    name        TEXT PRIMARY KEY,
+    holder      TEXT NOT NULL,
+    expires_at  INTEGER NOT NULL
+)
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -11,7 +11,16 @@ from collections.abc import Callable
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from core.events import BusEvent, EventBus, HistoryEvent, RunOutput
+from core.events import (
+    BusEvent,
+    EventBus,
+    HistoryEvent,
+    RunOutput,
+    RunsChanged,
+    SessionsChanged,
+    SupervisorEvent,
+    WatchStatus,
+)
 
 
 class HistoryPosted(Message):
@@ -30,9 +39,22 @@ class RunOutputReceived(Message):
         self.event = event
 
 
+class SupervisorNotice(Message):
+    """The live supervisor saw a change (sessions, runs, watch status).
+
+    Handle with ``on_supervisor_notice``.
+    """
+
+    def __init__(self, event: SupervisorEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
 def to_message(event: BusEvent) -> Message:
     if isinstance(event, RunOutput):
         return RunOutputReceived(event)
+    if isinstance(event, SessionsChanged | RunsChanged | WatchStatus):
+        return SupervisorNotice(event)
     return HistoryPosted(event)
 
 

@@ -324,3 +324,79 @@ def discover_codex(root: Path, found: Discovery) -> None:
         folder, depth = links.pop(0)
         if walk.enter(folder, depth):
             _codex_walk(walk, folder.path, depth + 1, found, links)
+
+
+def _within(path: str, root: Path) -> tuple[str, ...] | None:
+    """The parts of ``path`` below ``root`` (as given, or resolved), or None if outside."""
+    for base in (str(root), os.path.realpath(root)):
+        if path.startswith(base + os.sep):
+            return tuple(p for p in path[len(base) + 1 :].split(os.sep) if p)
+    return None
+
+
+def classify(path: str, claude_dir: Path, codex_dir: Path) -> FoundFile | None:
+    """One changed file as discovery would have found it, or None if it is no transcript.
+
+    The same rules as the walk, for one path a file watcher named: a UTF-8
+    name, the agents' layouts (Claude Code projects, layout-1 and layout-2
+    sub-agents; Codex rollouts at most ``MAX_DEPTH`` deep), a regular file,
+    and nothing that resolves outside the agent's folder (through a symlinked
+    file or folder). Nothing is opened.
+    """
+    if not is_utf8_name(path) or not path.endswith(".jsonl"):
+        return None
+    projects = claude_dir / "projects"
+    parts = _within(path, projects)
+    if parts is not None:
+        return _claude_file(path, parts, projects)
+    for name in ("sessions", "archived_sessions"):
+        folder = codex_dir / name
+        parts = _within(path, folder)
+        if parts is not None:
+            if len(parts) > MAX_DEPTH + 1 or not _rollout(parts[-1]):
+                return None
+            st = _regular_inside(path, folder)
+            if st is None:
+                return None
+            stem = parts[-1][: -len(".jsonl")]
+            return FoundFile(path, codex.SOURCE, st.st_size, st.st_mtime_ns, stem[-36:])
+    return None
+
+
+def _claude_file(path: str, parts: tuple[str, ...], projects: Path) -> FoundFile | None:
+    name = parts[-1]
+    stem = name[: -len(".jsonl")]
+    layout2 = len(parts) == 4 and parts[2] == "subagents" and _subagent(name)
+    if len(parts) != 2 and not layout2:
+        return None
+    st = _regular_inside(path, projects)
+    if st is None:
+        return None
+    if layout2:
+        meta = os.path.join(os.path.dirname(path), stem + ".meta.json")
+        meta_st = _regular_inside(meta, projects)
+        return FoundFile(
+            path,
+            claude.SOURCE,
+            st.st_size,
+            st.st_mtime_ns,
+            stem[6:],
+            subagent=True,
+            parent_hint=parts[1],
+            meta_path=meta if meta_st is not None else None,
+        )
+    if stem.startswith("agent-"):
+        return FoundFile(path, claude.SOURCE, st.st_size, st.st_mtime_ns, stem[6:], subagent=True)
+    return FoundFile(path, claude.SOURCE, st.st_size, st.st_mtime_ns, stem)
+
+
+def _regular_inside(path: str, root: Path) -> os.stat_result | None:
+    """The stat of ``path`` if it is a regular file that resolves inside ``root``."""
+    real = os.path.realpath(path)
+    if not _inside(real, (os.path.realpath(root),)):
+        return None
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None

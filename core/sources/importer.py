@@ -19,7 +19,7 @@ import os
 import sys
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
@@ -389,6 +389,39 @@ async def import_transcript(
         run = _Run(store, None, time.perf_counter())
         await run.commit(await asyncio.to_thread(parse_batch, tasks))
         return True
+
+
+async def import_files(
+    store: Store,
+    paths: Iterable[str],
+    claude_dir: Path | None = None,
+    codex_dir: Path | None = None,
+) -> int:
+    """Index only these changed files (a file watcher's report), incrementally.
+
+    Each path is judged by the walk's own rules (:func:`core.sources.files.classify`):
+    not a transcript of the agents' layouts, not a regular file, or resolving
+    outside the agent's folder means it is left alone. Reads start at the saved
+    offset, dismissed sessions stay dismissed, and the import lock is held as
+    for a full import. Returns how many files were read.
+    """
+    claude_root = discovery.claude_root(claude_dir)
+    codex_root = discovery.codex_root(codex_dir)
+    async with import_lock(store.path.parent):
+        found = discovery.Discovery()
+        for path in sorted(set(paths)):
+            file = discovery.classify(path, claude_root, codex_root)
+            if file is not None:
+                found.files.append(file)
+        if not found.files:
+            return 0
+        found.files.sort(key=lambda f: (f.mtime_ns, f.path), reverse=True)
+        rows = await store.imports.file_rows([f.path for f in found.files])
+        tasks = _plan(found, {}, rows)
+        run = _Run(store, None, time.perf_counter())
+        for batch in _batches(tasks):
+            await run.commit(await asyncio.to_thread(parse_batch, batch))
+        return len(tasks)
 
 
 async def _import_all(

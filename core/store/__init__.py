@@ -13,6 +13,8 @@ tables and SQL::
     store.imports     transcript index and import reports       (source_files, import_reports)
     store.agents      configured agents                         (agents)
     store.bulk        whole finished sessions (demo, benchmarks)
+    store.changes     the change feed: data version, what changed since a cursor
+    store.leases      named leases with an expiry (supervisor leader election)
 
 Row types (what goes in) live in :mod:`core.store.rows` and are re-exported here.
 """
@@ -23,9 +25,11 @@ from pathlib import Path
 
 from core.store.agents import AgentsRepository
 from core.store.bulk import BulkRepository
+from core.store.changes import ChangeCursor, ChangeSet, ChangesRepository, StoredHistory
 from core.store.database import Database
 from core.store.history import HistoryEvents, HistoryRepository
 from core.store.imports import ImportsRepository
+from core.store.leases import LeasesRepository
 from core.store.messages import (
     SQL_RECENT_MESSAGES,
     SQL_RECENT_MESSAGES_BEFORE,
@@ -54,6 +58,8 @@ __all__ = [
     "SQL_RECENT_MESSAGES",
     "SQL_RECENT_MESSAGES_BEFORE",
     "AgentProcess",
+    "ChangeCursor",
+    "ChangeSet",
     "Database",
     "FinishedSession",
     "HistoryEvents",
@@ -67,6 +73,7 @@ __all__ = [
     "SourceFileRow",
     "SourceFileUpdate",
     "Store",
+    "StoredHistory",
     "ready_state",
 ]
 
@@ -85,6 +92,8 @@ class Store:
         self.imports = ImportsRepository(db)
         self.agents = AgentsRepository(db)
         self.bulk = BulkRepository(db, self.messages)
+        self.changes = ChangesRepository(db)
+        self.leases = LeasesRepository(db)
 
     @property
     def path(self) -> Path:

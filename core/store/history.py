@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
+from core import process_identity
 from core.events import HISTORY_EVENT, HistoryEvent
 from core.store.database import Database
 from core.store.rows import HistoryRow, clamp_int
@@ -25,6 +27,22 @@ class HistoryEvents:
     skipped: int
 
 
+_origins: dict[int, str] = {}
+
+
+def this_process() -> str:
+    """This process as a history row's ``origin``: host identity, pid and start time.
+
+    A supervisor re-publishes only the history rows other processes stored.
+    """
+    pid = os.getpid()
+    origin = _origins.get(pid)
+    if origin is None:
+        me = process_identity.current()
+        origin = _origins[pid] = f"{me.host_id}:{me.pid}:{me.started}"
+    return origin
+
+
 class HistoryRepository:
     """The ``history`` table: append events, page them newest first."""
 
@@ -39,12 +57,12 @@ class HistoryRepository:
         run_id: str | None,
         payload: dict[str, Any],
     ) -> int:
-        """Store one event; returns its id."""
+        """Store one event (stamped with this process as its origin); returns its id."""
         async with self._db.transaction() as db:
             cur = await db.execute(
-                "INSERT INTO history(at, kind, conversation_id, run_id, payload)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (at_us, kind, conversation_id, run_id, json.dumps(payload)),
+                "INSERT INTO history(at, kind, conversation_id, run_id, payload, origin)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (at_us, kind, conversation_id, run_id, json.dumps(payload), this_process()),
             )
             return int(cur.lastrowid or 0)
 

@@ -1,0 +1,6 @@
+"""The live supervisor: watching, leader election and monitors (see docs/supervisor.md)."""
+
+from core.supervisor.monitors import Monitor, StaleRuns
+from core.supervisor.supervisor import Supervisor
+
+__all__ = ["Monitor", "StaleRuns", "Supervisor"]

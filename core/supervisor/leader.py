@@ -1,0 +1,58 @@
+"""Leader election between supervisors on one data folder, through a store lease."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from core import process_identity
+from core.clock import Clock, system_clock, to_us
+from core.errors import DelegateError
+from core.store import Store
+
+log = logging.getLogger(__name__)
+
+LEASE_NAME = "supervisor"
+
+
+def new_holder() -> str:
+    """A name for this supervisor: unique even for two in one process."""
+    me = process_identity.current()
+    return f"{me.host}:{me.pid}:{uuid.uuid4().hex[:8]}"
+
+
+class Leadership:
+    """Holds (or waits for) the ``supervisor`` lease; :meth:`renew` on every tick."""
+
+    def __init__(
+        self, store: Store, *, ttl_s: float, clock: Clock = system_clock, holder: str | None = None
+    ) -> None:
+        self._store = store
+        self._ttl_us = int(ttl_s * 1_000_000)
+        self._clock = clock
+        self.holder = holder or new_holder()
+        self.is_leader = False
+
+    async def renew(self) -> bool:
+        """Take or keep the lease; False while another supervisor's lease runs.
+
+        A store that cannot be written (busy, read-only) means not leading: a
+        leader that cannot renew would otherwise act beside its successor.
+        """
+        try:
+            self.is_leader = await self._store.leases.acquire(
+                LEASE_NAME, self.holder, to_us(self._clock()), self._ttl_us
+            )
+        except DelegateError as exc:
+            log.warning("cannot renew the supervisor lease: %s", exc)
+            self.is_leader = False
+        return self.is_leader
+
+    async def release(self) -> None:
+        if not self.is_leader:
+            return
+        self.is_leader = False
+        try:
+            await self._store.leases.release(LEASE_NAME, self.holder)
+        except DelegateError as exc:  # it expires by itself
+            log.warning("cannot release the supervisor lease: %s", exc)

@@ -1,0 +1,30 @@
+"""Monitors: what the leading supervisor does on every tick and every change.
+
+Only the leader runs monitors, so two supervisors on one data folder never
+act twice. A monitor is any object with the two methods of :class:`Monitor`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from core.supervisor.supervisor import Supervisor
+
+
+class Monitor(Protocol):
+    async def on_tick(self, supervisor: Supervisor) -> None:
+        """Every tick (``tick_s``) while this supervisor leads."""
+
+    async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
+        """Sessions changed or added (by any process) while this supervisor leads."""
+
+
+class StaleRuns:
+    """Runs whose owner is gone are marked ``interrupted`` and their sessions freed."""
+
+    async def on_tick(self, supervisor: Supervisor) -> None:
+        await supervisor.store.runs.interrupt_dead_runs()
+
+    async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
+        return None

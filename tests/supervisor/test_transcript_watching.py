@@ -1,0 +1,167 @@
+"""Transcripts the agents append to, watched on disk: real files, real file events."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from events_recorder import recording
+
+from core.events import SessionsChanged, WatchStatus
+from core.orchestrator import AgentOrchestrator
+from core.supervisor import Supervisor
+
+REALDATA = Path(__file__).resolve().parents[1] / "fixtures" / "realdata"
+CLAUDE_SESSION = "a7da6a22-facc-4fcd-8bab-f83c87862004"
+CLAUDE_PROJECT = "-src-deep-manifest"
+FAST = {"store_poll_s": 0.05, "tick_s": 0.1, "debounce_ms": 100}
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    for path in [dst, *dst.rglob("*")]:  # the shared originals are read-only
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return dst
+
+
+@pytest.fixture
+def homes(tmp_path: Path) -> tuple[Path, Path]:
+    """A ``~/.claude`` and ``~/.codex`` holding copies of the real transcripts."""
+    home = tmp_path / "home"
+    return _copy(REALDATA / "claude", home / ".claude"), _copy(REALDATA / "codex", home / ".codex")
+
+
+def assistant_line(session_id: str, context_tokens: int, n: int) -> str:
+    """A Claude Code assistant entry whose usage fills ``context_tokens``."""
+    return json.dumps(
+        {
+            "parentUuid": None,
+            "isSidechain": False,
+            "type": "assistant",
+            "sessionId": session_id,
+            "cwd": "/src/deep-manifest",
+            "uuid": f"00000000-0000-4000-8000-{n:012d}",
+            "timestamp": "2025-11-29T18:00:00.000Z",
+            "message": {
+                "id": f"msg_appended_{n}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-opus-4-5-20251101",
+                "content": [{"type": "text", "text": f"appended reply {n}"}],
+                "usage": {
+                    "input_tokens": context_tokens - 100,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "output_tokens": 100,
+                },
+            },
+        }
+    )
+
+
+async def context_tokens(orch: AgentOrchestrator, conversation_id: str) -> int:
+    return (await orch.get_session(conversation_id)).context.used_tokens
+
+
+async def test_an_appended_claude_transcript_moves_its_session(
+    orch: AgentOrchestrator, homes: tuple[Path, Path]
+) -> None:
+    claude, codex = homes
+    await orch.import_sources(claude, codex, workers=0)
+    before = await context_tokens(orch, CLAUDE_SESSION)
+    transcript = claude / "projects" / CLAUDE_PROJECT / f"{CLAUDE_SESSION}.jsonl"
+    with recording(orch.bus) as seen:
+        async with Supervisor(orch, claude_dir=claude, codex_dir=codex, **FAST) as supervisor:
+            assert supervisor.watch_status.transcripts == "watching"
+            with transcript.open("a", encoding="utf-8") as f:
+                f.write(assistant_line(CLAUDE_SESSION, before + 12_345, 1) + "\n")
+            await seen.wait_for(
+                lambda e: isinstance(e, SessionsChanged) and CLAUDE_SESSION in e.conversation_ids
+            )
+    assert await context_tokens(orch, CLAUDE_SESSION) == before + 12_345
+
+
+async def test_a_new_codex_session_file_is_picked_up(
+    orch: AgentOrchestrator, homes: tuple[Path, Path]
+) -> None:
+    claude, codex = homes
+    original = next((codex / "sessions").rglob("rollout-*.jsonl"))
+    new_id = "019e0000-0000-7000-8000-000000000001"
+    text = original.read_text(encoding="utf-8")
+    old_id = original.stem[-36:]
+    with recording(orch.bus) as seen:
+        async with Supervisor(orch, claude_dir=claude, codex_dir=codex, **FAST):
+            day = codex / "sessions" / "2026" / "06" / "01"
+            day.mkdir(parents=True)  # a new dated folder, as Codex makes each day
+            (day / f"rollout-2026-06-01T10-00-00-{new_id}.jsonl").write_text(
+                text.replace(old_id, new_id), encoding="utf-8"
+            )
+            await seen.wait_for(
+                lambda e: isinstance(e, SessionsChanged) and new_id in e.conversation_ids
+            )
+    assert (await orch.get_session(new_id)).conversation_id == new_id
+
+
+async def test_forced_polling_says_so_and_still_imports(
+    orch: AgentOrchestrator, homes: tuple[Path, Path]
+) -> None:
+    claude, codex = homes
+    await orch.import_sources(claude, codex, workers=0)
+    before = await context_tokens(orch, CLAUDE_SESSION)
+    transcript = claude / "projects" / CLAUDE_PROJECT / f"{CLAUDE_SESSION}.jsonl"
+    with recording(orch.bus) as seen:
+        async with Supervisor(
+            orch, claude_dir=claude, codex_dir=codex, force_polling=True, rescan_s=0.2, **FAST
+        ):
+            status = await seen.wait_for(
+                lambda e: isinstance(e, WatchStatus) and e.transcripts == "polling"
+            )
+            assert isinstance(status, WatchStatus)
+            assert status.reason is not None and "force" in status.reason
+            with transcript.open("a", encoding="utf-8") as f:
+                f.write(assistant_line(CLAUDE_SESSION, before + 777, 2) + "\n")
+            await seen.wait_for(
+                lambda e: isinstance(e, SessionsChanged) and CLAUDE_SESSION in e.conversation_ids
+            )
+    assert await context_tokens(orch, CLAUDE_SESSION) == before + 777
+
+
+async def test_missing_folders_poll_until_one_appears_then_watch(
+    orch: AgentOrchestrator, tmp_path: Path
+) -> None:
+    claude, codex = tmp_path / "no-claude", tmp_path / "no-codex"
+    with recording(orch.bus) as seen:
+        async with Supervisor(orch, claude_dir=claude, codex_dir=codex, rescan_s=0.2, **FAST):
+            status = await seen.wait_for(
+                lambda e: isinstance(e, WatchStatus) and e.transcripts == "polling"
+            )
+            assert isinstance(status, WatchStatus)
+            assert status.reason is not None and "exists yet" in status.reason
+            _copy(REALDATA / "claude", claude)
+            await seen.wait_for(
+                lambda e: isinstance(e, WatchStatus) and e.transcripts == "watching"
+            )
+            await seen.wait_for(
+                lambda e: isinstance(e, SessionsChanged) and CLAUDE_SESSION in e.conversation_ids
+            )
+
+
+async def test_a_dismissed_session_stays_dismissed_when_its_transcript_grows(
+    orch: AgentOrchestrator, homes: tuple[Path, Path]
+) -> None:
+    claude, codex = homes
+    await orch.import_sources(claude, codex, workers=0)
+    await orch.dismiss(CLAUDE_SESSION)
+    transcript = claude / "projects" / CLAUDE_PROJECT / f"{CLAUDE_SESSION}.jsonl"
+    other = next(p for p in (claude / "projects").rglob("*.jsonl") if p != transcript)
+    with recording(orch.bus) as seen:
+        async with Supervisor(orch, claude_dir=claude, codex_dir=codex, **FAST):
+            with transcript.open("a", encoding="utf-8") as f:
+                f.write(assistant_line(CLAUDE_SESSION, 50_000, 3) + "\n")
+            other.touch()  # a second change, so there is an event to wait for
+            with other.open("a", encoding="utf-8") as f:
+                f.write("\n")
+            await seen.wait_for(lambda e: isinstance(e, SessionsChanged))
+    assert not await orch.store.sessions.exists(CLAUDE_SESSION)
