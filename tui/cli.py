@@ -409,6 +409,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     imp.set_defaults(handler=cmd_import)
 
+    from tui import cli_watch
+
+    cli_watch.add_parser(sub)
+
     sub.add_parser(
         "mcp", help="serve delegate_sessions and delegate_agent over MCP (stdio)"
     )  # no handler: runs its own event loop (see main)

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from core.errors import DelegateError
-from core.store import ChangeSet, Store
+from core.store import ChangeCursor, ChangeSet, Store
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,13 @@ class StoreWatcher:
         self._on_changes = on_changes
         self._poll_s = poll_s
         self._poke = asyncio.Event()
+        self._cursor: ChangeCursor | None = None
+        self._version = 0
+
+    async def mark(self) -> None:
+        """Start from now: only later changes are reported (call before :meth:`run`)."""
+        self._cursor = await self._store.changes.head()
+        self._version = await self._store.changes.data_version()
 
     def poke(self) -> None:
         self._poke.set()
@@ -36,8 +43,10 @@ class StoreWatcher:
     async def run(self) -> None:
         """Until cancelled. A failing poll (a busy or damaged store) is logged and retried."""
         changes = self._store.changes
-        cursor = await changes.head()
-        version = await changes.data_version()
+        if self._cursor is None:
+            await self.mark()
+        assert self._cursor is not None
+        cursor, version = self._cursor, self._version
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._poke.wait(), self._poll_s)
@@ -48,7 +57,7 @@ class StoreWatcher:
                     continue
                 version = now
                 found = await changes.since(cursor)
-                cursor = found.cursor
+                cursor = self._cursor = found.cursor
             except DelegateError as exc:
                 log.warning("store poll failed: %s", exc)
                 continue

@@ -113,13 +113,16 @@ class Supervisor:
             return
         self._started = True
         await self._leadership.renew()
-        self._publish_status(self.watch_status.model_copy(update={"leader": self.is_leader}))
+        self.watch_status = self.watch_status.model_copy(update={"leader": self.is_leader})
+        await self._store_watch.mark()  # a change made once start() returns is reported
         self._spawn(self._store_watch.run(), "store watcher")
         self._spawn(self._tick_loop(), "supervisor ticks")
         if self._transcripts is not None:
             self._spawn(self._transcripts.run(self._stop), "transcript watcher")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._transcripts_known.wait(), STATUS_WAIT_S)
+        if not self._status_published:
+            self._publish_status(self.watch_status)
 
     async def stop(self) -> None:
         """Stop every task and give the lease up. Idempotent."""

@@ -125,7 +125,9 @@ class TranscriptWatcher:
                 stop, f"polling is forced (force_polling); re-scanning every {self._rescan_s:g} s"
             )
             return
-        catch_up = False  # a folder appeared: import what it already holds
+        # First an incremental re-scan (what was appended while nobody watched),
+        # and again whenever a missing folder appears (what it already holds).
+        catch_up = True
         while not stop.is_set():
             present = [f for f in self.roots.folders if f.is_dir()]
             if not present:

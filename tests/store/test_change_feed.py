@@ -70,7 +70,8 @@ async def test_history_rows_carry_the_process_that_stored_them(data_dir: Path) -
         assert found.history == ()
         assert found.cursor.history_id > cursor.history_id
         origin = await watcher.db.fetch_one("SELECT origin FROM history")
-        assert origin is not None and origin[0] == this_process()
+        assert origin is not None
+        assert origin[0] == this_process()
 
 
 async def test_a_lease_has_one_holder_until_it_expires_or_is_released(data_dir: Path) -> None:
@@ -87,7 +88,7 @@ async def test_a_lease_has_one_holder_until_it_expires_or_is_released(data_dir: 
         assert await one.leases.acquire("supervisor", "a", now_us=1_200, ttl_us=100)
 
 
-class _two_stores:  # noqa: N801 - reads as a context manager
+class _two_stores:  # reads as a context manager
     """Two stores on one file: two connections, as two processes would have."""
 
     def __init__(self, data_dir: Path) -> None:
@@ -101,3 +102,18 @@ class _two_stores:  # noqa: N801 - reads as a context manager
     async def __aexit__(self, *exc: object) -> None:
         for store in self.stores:
             await store.close()
+
+
+async def test_the_feed_reads_only_rows_past_the_cursor_through_indexes(data_dir: Path) -> None:
+    import sqlite3
+
+    from core.store.changes import _SQL_CHANGED
+
+    async with _two_stores(data_dir) as (_, writer):
+        await writer.bulk.insert([finished(f"c{i:03}", BASE_US + i) for i in range(200)])
+    with sqlite3.connect(data_dir / DB_FILENAME) as db:
+        db.execute("ANALYZE")
+        plan = " | ".join(r[3] for r in db.execute(f"EXPLAIN QUERY PLAN {_SQL_CHANGED}", (150,)))
+    assert "SEARCH sessions USING INDEX sessions_by_change" in plan, plan
+    assert "SEARCH runs USING INDEX runs_by_change" in plan, plan
+    assert "SCAN" not in plan, plan

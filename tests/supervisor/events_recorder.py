@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from core.events import BusEvent, EventBus
 
@@ -39,10 +39,8 @@ class Recorder:
                 kinds = [e.kind for e in self.events]
                 raise AssertionError(f"no matching event within {deadline_s} s; saw {kinds}")
             self._arrived.clear()
-            try:
+            with suppress(TimeoutError):
                 await asyncio.wait_for(self._arrived.wait(), left)
-            except TimeoutError:
-                pass
 
 
 @contextmanager

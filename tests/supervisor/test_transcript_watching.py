@@ -119,7 +119,8 @@ async def test_forced_polling_says_so_and_still_imports(
                 lambda e: isinstance(e, WatchStatus) and e.transcripts == "polling"
             )
             assert isinstance(status, WatchStatus)
-            assert status.reason is not None and "force" in status.reason
+            assert status.reason is not None
+            assert "force" in status.reason
             with transcript.open("a", encoding="utf-8") as f:
                 f.write(assistant_line(CLAUDE_SESSION, before + 777, 2) + "\n")
             await seen.wait_for(
@@ -138,7 +139,8 @@ async def test_missing_folders_poll_until_one_appears_then_watch(
                 lambda e: isinstance(e, WatchStatus) and e.transcripts == "polling"
             )
             assert isinstance(status, WatchStatus)
-            assert status.reason is not None and "exists yet" in status.reason
+            assert status.reason is not None
+            assert "exists yet" in status.reason
             _copy(REALDATA / "claude", claude)
             await seen.wait_for(
                 lambda e: isinstance(e, WatchStatus) and e.transcripts == "watching"

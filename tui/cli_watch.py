@@ -1,0 +1,185 @@
+"""``delegate watch``: the live supervisor, headless, in the foreground.
+
+Runs until SIGINT or SIGTERM (exit 0). Logs to ``watch.log`` in the data
+folder (rotated). Every event the supervisor publishes is printed on stdout:
+one JSON object per line with ``--json`` (flushed per line, for scripts),
+otherwise one short line a person can read. See docs/supervisor.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from logging.handlers import RotatingFileHandler
+from pathlib import Path
+from typing import Any
+
+from core.events import (
+    BusEvent,
+    DelegateFinished,
+    DelegateLaunched,
+    FollowUpCompleted,
+    FollowUpStarted,
+    RunOutput,
+    RunsChanged,
+    SessionDismissed,
+    SessionsChanged,
+    WatchStatus,
+)
+from core.orchestrator import AgentOrchestrator
+
+LOG_FILENAME = "watch.log"
+LOG_BYTES, LOG_BACKUPS = 1_000_000, 3
+IDS_SHOWN = 3
+
+
+def add_parser(subparsers: Any) -> None:
+    """``delegate watch [--json] [--force-polling] [--rescan S] [--claude-dir D] ...``."""
+    watch = subparsers.add_parser(
+        "watch",
+        help="run the live supervisor in the foreground (Ctrl+C stops it)",
+        description="Watch the store and the Claude Code / Codex transcript folders; "
+        "print every change. Logs to watch.log in the data folder.",
+    )
+    watch.add_argument("--json", action="store_true", help="one JSON object per event")
+    watch.add_argument(
+        "--force-polling",
+        action="store_true",
+        help="re-scan the transcript folders periodically instead of file events",
+    )
+    watch.add_argument(
+        "--rescan", type=_seconds, default=30.0, metavar="S", help="re-scan interval (30)"
+    )
+    watch.add_argument("--claude-dir", type=Path, help="Claude Code folder (~/.claude)")
+    watch.add_argument("--codex-dir", type=Path, help="Codex folder (~/.codex)")
+    watch.add_argument(
+        "--no-transcripts", action="store_true", help="watch the store only, not transcripts"
+    )
+    watch.set_defaults(handler=cmd_watch)
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not 0.05 <= seconds <= 86_400:
+        raise argparse.ArgumentTypeError("between 0.05 and 86400 seconds")
+    return seconds
+
+
+async def cmd_watch(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.supervisor import Supervisor  # deferred: watchfiles is for this command only
+
+    stop = asyncio.Event()
+    with _logging_to(orch.store.path.parent / LOG_FILENAME), _stopped_by_signals(stop):
+        remove = orch.bus.add_listener(_printer(as_json=args.json))
+        try:
+            supervisor = Supervisor(
+                orch,
+                claude_dir=args.claude_dir,
+                codex_dir=args.codex_dir,
+                watch_transcripts=not args.no_transcripts,
+                force_polling=args.force_polling,
+                rescan_s=args.rescan,
+            )
+            async with supervisor:
+                logging.getLogger(__name__).info("watching as %s", supervisor.holder)
+                await stop.wait()
+        finally:
+            remove()
+    return 0
+
+
+@contextlib.contextmanager
+def _stopped_by_signals(stop: asyncio.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set ``stop``: a clean shutdown that releases the lease."""
+    loop = asyncio.get_running_loop()
+    caught = (signal.SIGINT, signal.SIGTERM)
+    for sig in caught:
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        yield
+    finally:
+        for sig in caught:
+            loop.remove_signal_handler(sig)
+
+
+@contextlib.contextmanager
+def _logging_to(path: Path) -> Iterator[None]:
+    handler = RotatingFileHandler(path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(previous)
+        handler.close()
+
+
+def _printer(*, as_json: bool) -> Any:
+    def show(event: BusEvent) -> None:
+        if isinstance(event, RunOutput):
+            return  # streamed chunks of this process's own runs: not news here
+        line = event.model_dump_json() if as_json else describe(event)
+        logging.getLogger(__name__).info("%s", event.model_dump_json())
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    return show
+
+
+def describe(event: BusEvent) -> str:
+    """One short line a person can read."""
+    now = datetime.now().strftime("%H:%M:%S")
+    return f"{now} {_what(event)}"
+
+
+def _what(event: BusEvent) -> str:
+    match event:
+        case SessionsChanged():
+            parts = []
+            if event.conversation_ids:
+                parts.append(f"sessions changed: {_ids(event.conversation_ids)}")
+            if event.removed:
+                parts.append(f"removed: {_ids(event.removed)}")
+            return "; ".join(parts)
+        case RunsChanged():
+            return f"runs changed: {_ids(event.run_ids)}"
+        case WatchStatus():
+            role = "leader" if event.leader else "follower"
+            why = f" ({event.reason})" if event.reason else ""
+            return f"transcripts: {event.transcripts}{why}; {role}"
+        case DelegateLaunched():
+            return f"launched {_short(event.conversation_id)} on {event.agent_id}"
+        case DelegateFinished():
+            return f"finished {_short(event.conversation_id)}: {event.status.value}"
+        case FollowUpStarted():
+            return f"follow-up on {_short(event.conversation_id)}"
+        case FollowUpCompleted():
+            return f"follow-up on {_short(event.conversation_id)}: {event.status.value}"
+        case SessionDismissed():
+            return f"dismissed {_short(event.conversation_id)}"
+    return event.kind
+
+
+def _short(ident: str) -> str:
+    from tui.safe_text import visible
+
+    return visible(ident[:8])
+
+
+def _ids(ids: tuple[str, ...]) -> str:
+    shown = ", ".join(_short(i) for i in ids[:IDS_SHOWN])
+    more = len(ids) - IDS_SHOWN
+    return f"{shown} (+{more})" if more > 0 else shown
