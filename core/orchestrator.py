@@ -24,12 +24,14 @@ from core import cursors, ids, process_identity
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.errors import (
+    AgentBusy,
     AmbiguousId,
     CwdMissing,
     DelegateError,
     InvalidRequest,
     NotRunning,
     RunnerUnavailable,
+    SessionNotReady,
     UnknownAgent,
     UnknownConversation,
 )
@@ -58,6 +60,7 @@ from core.models import (
     SessionMode,
     SessionPage,
     SessionsRequest,
+    SessionState,
     Usage,
 )
 from core.redact import redact
@@ -610,13 +613,7 @@ class AgentOrchestrator:
         self, conversation_id: str, prompt: str, agent_id: str | None
     ) -> RunHandle:
         session = await self.store.sessions.get(conversation_id)
-        agent, runner = self._runner_for(agent_id or session.agent_id)
-        # An id a CLI could read as an option never reaches one (imported by an older delegate).
-        ids.validate_for_runner(self.settings.agents[agent].runner, conversation_id)
-        # Checked before anything is written. Only an agent CLI runs in the
-        # folder; a scripted or HTTP agent (demo sessions) resumes anywhere.
-        runs_in_folder = self.settings.agents[agent].runner in CLI_RUNNERS
-        cwd = _existing_cwd(session.cwd) if runs_in_folder else Path(session.cwd)
+        agent, runner, cwd = self._follow_up_plan(session, agent_id)
         now = self.clock()
         at_us = to_us(now)
         run_id = self._new_id()
@@ -647,6 +644,41 @@ class AgentOrchestrator:
             is_follow_up=True,
         )
         return self._start(request, runner, RunKind.FOLLOW_UP, started)
+
+    def _follow_up_plan(self, session: Session, agent_id: str | None) -> tuple[str, Runner, Path]:
+        """The agent, runner and folder a follow-up would use; raises what refuses it.
+
+        Checked before anything is written, and without writing: the follow-up
+        box asks the same questions through :meth:`follow_up_problem`.
+        """
+        agent, runner = self._runner_for(agent_id or session.agent_id)
+        # An id a CLI could read as an option never reaches one (imported by an older delegate).
+        ids.validate_for_runner(self.settings.agents[agent].runner, session.conversation_id)
+        # Only an agent CLI runs in the folder; a scripted or HTTP agent (demo
+        # sessions) resumes anywhere.
+        runs_in_folder = self.settings.agents[agent].runner in CLI_RUNNERS
+        cwd = _existing_cwd(session.cwd) if runs_in_folder else Path(session.cwd)
+        return agent, runner, cwd
+
+    async def follow_up_problem(self, conversation_id: str) -> DelegateError | None:
+        """What would refuse a follow-up into ``conversation_id`` now, or None.
+
+        The same typed error ``delegate()`` would raise (``agent_busy``,
+        ``session_not_ready``, ``runner_unavailable``, ``cwd_missing``, …), found
+        without writing anything, so a front end can say so before the prompt is
+        typed. The answer can change by the time the prompt is sent.
+        """
+        try:
+            session = await self.store.sessions.get(await self.resolve_id(conversation_id))
+            # As the store's claim answers: only idle and ready sessions resume.
+            if session.state is SessionState.PENDING:
+                return SessionNotReady(session.conversation_id)
+            if session.state not in (SessionState.IDLE, SessionState.READY):
+                return AgentBusy(session.conversation_id)
+            await asyncio.to_thread(self._follow_up_plan, session, None)
+        except DelegateError as exc:
+            return exc
+        return None
 
     async def _claim(self, run_id: str, claim: Awaitable[T]) -> T:
         """Await the transaction that records a run; a cancel there leaves no run open.

@@ -9,7 +9,6 @@ from tui_support import (
     AppFactory,
     history_cells,
     insert_sessions,
-    notifications,
     open_gate,
     picker,
     preview,
@@ -146,11 +145,14 @@ async def test_busy_session_refuses_a_second_resume_with_the_reason(
         )
         assert not runs_over(app)
 
+        # The box opens anyway and says why a send would be refused now.
         await pilot.press("r")
         await settle(pilot)
-        assert not isinstance(app.screen, FollowUpPrompt)
-        shown = notifications(app)
-        assert any("Cannot resume yet" in n and "agent_busy" in n for n in shown), shown
+        box = app.screen
+        assert isinstance(box, FollowUpPrompt)
+        assert "agent_busy" in widget_text(box, "#follow-up-problem")
+        await pilot.press("escape")
+        await settle(pilot)
 
         # Once the run ends, the session takes follow-ups again.
         open_gate(data_dir)
@@ -180,6 +182,9 @@ async def test_a_follow_up_refused_by_the_core_says_why(
         await app.orchestrator.delegate("first", "stalled", conversation_id=demo_id(0))
         await pilot.press("ctrl+s")
         await settle(pilot)
-        shown = notifications(app)
-        assert any("Follow-up refused" in n and "agent_busy" in n for n in shown), shown
+        # The box stays open with the prompt and the reason; esc goes back.
+        assert isinstance(app.screen, FollowUpPrompt)
+        assert "agent_busy" in widget_text(app.screen, "#follow-up-error")
+        await pilot.press("escape")
+        await settle(pilot)
         assert picker(app).is_current

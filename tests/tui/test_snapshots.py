@@ -193,14 +193,16 @@ def test_running_follow_up(snap_compare: SnapCompare, demo_dir: Path, make_app: 
     assert snap_compare(app, terminal_size=WIDE, run_before=_start_stalled_follow_up)
 
 
-def test_busy_resume_refused(
+def test_follow_up_box_busy(
     snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory
 ) -> None:
-    """'r' on the running session: a warning toast giving agent_busy as the reason."""
+    """'r' on the running session: the box opens saying agent_busy above a prompt that waits."""
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _start_stalled_follow_up(pilot)
         await pilot.press("r")
+        await settle(pilot)
+        await type_text(pilot, "Then update the changelog")
         await settle(pilot)
 
     app = make_app(_with_stalled_session(demo_dir))

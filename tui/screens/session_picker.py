@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from core.clock import Clock, system_clock
-from core.errors import AgentBusy, DelegateError, DismissRefused, SessionNotReady
+from core.errors import DelegateError, DismissRefused
 from core.events import HistoryEvent
 from core.models import Session, SessionPage, SessionState
 from core.orchestrator import AgentOrchestrator
@@ -359,44 +359,26 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     # --- resume ----------------------------------------------------------
 
-    def _blocked_reason(self, session: Session) -> str | None:
-        cid = session.conversation_id
-        if session.state is SessionState.RUNNING:
-            busy = AgentBusy(cid)
-            return f"{busy.code}: {busy.message} — wait for it to finish, or x to stop it"
-        if session.state is SessionState.PENDING:
-            not_ready = SessionNotReady(cid)
-            return f"{not_ready.code}: {not_ready.message}"
-        return None
-
     def action_resume(self) -> None:
+        """Open the follow-up box, whatever the session's state: the box says what
+        would refuse the send (busy, pending, no binary, no folder), and a refused
+        send keeps the prompt there."""
         session = self.sessions.highlighted_session
         if session is None:
             return
-        reason = self._blocked_reason(session)
-        if reason:
-            self.notify(reason, title="Cannot resume yet", severity="warning")
-            return
+        cid = session.conversation_id
+
+        async def check() -> DelegateError | None:
+            return await self.orchestrator.follow_up_problem(cid)
+
+        async def send(prompt: str) -> None:
+            await self.orchestrator.delegate(prompt, conversation_id=cid)
 
         def sent(prompt: str | None) -> None:
             if prompt is not None:
-                self._send_follow_up(session, prompt)
+                self._refresh_session_soon(cid)
 
-        self.app.push_screen(FollowUpPrompt(session), sent)
-
-    @work(group="runs", name="sending the follow-up", exit_on_error=False)
-    async def _send_follow_up(self, session: Session, prompt: str) -> None:
-        try:
-            await self.orchestrator.delegate(prompt, conversation_id=session.conversation_id)
-        except DelegateError as exc:
-            self.notify(
-                f"{exc.code}: {exc.message}",
-                title="Follow-up refused",
-                severity="error",
-                markup=False,
-            )
-            return
-        await self._refresh_session(session.conversation_id)
+        self.app.push_screen(FollowUpPrompt(session, check=check, send=send), sent)
 
     async def _refresh_session(self, conversation_id: str) -> None:
         try:
