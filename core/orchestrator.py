@@ -399,6 +399,11 @@ class AgentOrchestrator:
     async def get_session(self, conversation_id: str) -> Session:
         return await self.store.sessions.get(await self.resolve_id(conversation_id))
 
+    async def latest_run(self, conversation_id: str) -> Run | None:
+        """The session's newest run (in flight or not), or None before its first."""
+        runs = await self.store.runs.for_session(await self.resolve_id(conversation_id))
+        return runs[-1] if runs else None
+
     # --- ids people can type -------------------------------------------------
 
     async def resolve_id(self, id_or_prefix: str) -> str:

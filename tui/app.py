@@ -22,6 +22,7 @@ from tui.screens.session_picker import SessionPickerScreen
 from tui.widgets.background_import import ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS
 from tui.widgets.filter_bar import DEBOUNCE_SECONDS
+from tui.widgets.preview import QUIET_SECONDS
 from tui.workers import WorkFailed
 
 OrchestratorFactory = Callable[[], Awaitable[AgentOrchestrator]]
@@ -55,9 +56,11 @@ class DelegateApp(App[None]):
         undo_seconds: float = UNDO_SECONDS,
         filter_debounce: float = DEBOUNCE_SECONDS,
         cursor_blink: bool = True,
+        run_quiet_seconds: float = QUIET_SECONDS,
     ) -> None:
         super().__init__()
         self._filter_debounce = filter_debounce
+        self._run_quiet_seconds = run_quiet_seconds
         self._launch_cwd = launch_cwd
         self._import_sources = import_sources
         self._open_orchestrator = open_orchestrator
@@ -84,6 +87,7 @@ class DelegateApp(App[None]):
                 import_sources=self._import_sources,
                 undo_seconds=self._undo_seconds,
                 filter_debounce=self._filter_debounce,
+                run_quiet_seconds=self._run_quiet_seconds,
             )
         )
         # What is loaded by now (modules, styles, the picker) lives as long as the app:
@@ -165,6 +169,7 @@ def create_app(
     undo_seconds: float = UNDO_SECONDS,
     filter_debounce: float = DEBOUNCE_SECONDS,
     cursor_blink: bool = True,
+    run_quiet_seconds: float = QUIET_SECONDS,
 ) -> DelegateApp:
     """The app over the store in ``data_dir``; shared by the CLI and the tests.
 
@@ -196,4 +201,5 @@ def create_app(
         undo_seconds=undo_seconds,
         filter_debounce=filter_debounce,
         cursor_blink=cursor_blink,
+        run_quiet_seconds=run_quiet_seconds,
     )

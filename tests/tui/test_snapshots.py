@@ -22,6 +22,7 @@ from tui_support import (
     AppFactory,
     history_cells,
     hostile_sessions,
+    insert_run,
     insert_sessions,
     session_list,
     session_with,
@@ -360,7 +361,56 @@ def test_interrupted_run(snap_compare: SnapCompare, data_dir: Path, make_app: Ap
         session_with("plain-2", ["a plain prompt", "a plain reply"], title="plain", minutes_ago=9),
     ]
     asyncio.run(insert_sessions(data_dir, sessions))
+    asyncio.run(
+        insert_run(
+            data_dir,
+            "interrupted-1",
+            "Now the invoices table",
+            status=RunStatus.INTERRUPTED,
+            seconds_ago=200,
+            took_s=83,
+            output="Copied 1,200 of 4,800 invoice rows",
+            error="the process running it (pid 4242) ended before it finished",
+        )
+    )
     assert snap_compare(make_app(data_dir), terminal_size=MEDIUM, run_before=_ready)
+
+
+def test_cancelled_run(snap_compare: SnapCompare, data_dir: Path, make_app: AppFactory) -> None:
+    """Stopped with x mid-reply: labelled cancelled (not failed), the reply so far kept."""
+    held = session_with(
+        "gated-1",
+        ["Explain the build", "It runs make"],
+        title="Explain the build",
+        agent_id="gated",
+    )
+    asyncio.run(insert_sessions(data_dir, [held]))
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _ready(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        await type_text(pilot, "Write the release notes")
+        await pilot.press("ctrl+s")
+        await wait_until(
+            pilot,
+            lambda: "streaming" in str(pilot.app.screen.query_one("#preview-live").render()),
+            what="the first word",
+        )
+        await pilot.press("x")
+        await settle(pilot)
+        await pilot.press("ctrl+x")
+        await wait_until(
+            pilot,
+            lambda: session_list(pilot.app).sessions[0].last_run_status is RunStatus.CANCELLED,
+            what="the cancelled row",
+        )
+        await wait_until(pilot, lambda: not pilot.app.orchestrator.running(), what="the run")  # type: ignore[attr-defined]
+        await settle(pilot)
+        pilot.app.clear_notifications()
+        await settle(pilot)
+
+    assert snap_compare(make_app(data_dir), terminal_size=MEDIUM, run_before=run_before)
 
 
 def test_hostile_content(snap_compare: SnapCompare, data_dir: Path, make_app: AppFactory) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import io
 import re
+import sqlite3
+import sys
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,8 +22,8 @@ from textual.worker import WorkerState
 
 from core.clock import to_us
 from core.config import DB_FILENAME
-from core.models import Role, RunStatus, SessionMode, SessionState
-from core.store import FinishedSession, NewMessage, NewSession, Store
+from core.models import Role, RunKind, RunStatus, SessionMode, SessionState, Usage
+from core.store import FinishedSession, NewMessage, NewRun, NewSession, Store
 from tui.app import DelegateApp
 from tui.screens.session_picker import SessionPickerScreen
 from tui.widgets.history import HistoryCell, HistoryTimeline
@@ -301,3 +304,54 @@ async def type_text(pilot: Pilot[None], text: str) -> None:
     else:
         raise AssertionError(f"cannot type into {focused!r}")
     await pilot.pause()
+
+
+async def insert_run(
+    data_dir: Path,
+    conversation_id: str,
+    prompt: str,
+    *,
+    status: RunStatus,
+    seconds_ago: int,
+    took_s: int,
+    output: str = "",
+    error: str | None = None,
+    run_id: str = "run00000-0000-4000-8000-000000000001",
+) -> None:
+    """A follow-up run of ``conversation_id`` that ended ``status`` (through the store's API)."""
+    started_us = FIXED_NOW_US - seconds_ago * 1_000_000
+    store = await Store.open(data_dir / DB_FILENAME)
+    try:
+        session = await store.sessions.get(conversation_id)
+        await store.runs.claim_follow_up(
+            conversation_id,
+            NewRun(run_id, session.agent_id, RunKind.FOLLOW_UP, prompt, started_us),
+            None,
+        )
+        await store.runs.finish(
+            run_id, status, Usage(), output, error, started_us + took_s * 1_000_000, None
+        )
+    finally:
+        await store.close()
+
+
+# --- another process ---------------------------------------------------------
+
+DELEGATE = Path(sys.executable).parent / "delegate"
+
+
+def wait_for_row(data_dir: Path, sql: str, seconds: float = 20.0) -> None:
+    """Block until ``sql`` returns a row in the store of ``data_dir`` (read as another
+    process would, with plain sqlite3); fail after ``seconds``. For set-up before the
+    app runs: in a test body, use :func:`wait_until`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with sqlite3.connect(data_dir / DB_FILENAME) as db:
+                if db.execute(sql).fetchone() is not None:
+                    return
+        except sqlite3.Error:
+            pass  # not created yet, or mid-migration
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no row for {sql!r} after {seconds}s")
+        time.sleep(0.05)

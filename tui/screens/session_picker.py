@@ -41,7 +41,7 @@ from tui.widgets.background_import import BackgroundImport, ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS, Dismissals
 from tui.widgets.filter_bar import DEBOUNCE_SECONDS, FilterBar
 from tui.widgets.history import HistoryCell, HistoryTimeline
-from tui.widgets.preview import PreviewPane
+from tui.widgets.preview import QUIET_SECONDS, PreviewPane
 from tui.widgets.session_list import PAGE_SIZE, SessionList
 from tui.widgets.status_panel import FULLEST_SHOWN, StatusPanel
 from tui.workers import ForwardsWorkerErrors
@@ -194,9 +194,12 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         import_sources: ImportRoots | None = None,
         undo_seconds: float = UNDO_SECONDS,
         filter_debounce: float = DEBOUNCE_SECONDS,
+        run_quiet_seconds: float = QUIET_SECONDS,
     ) -> None:
         super().__init__()
         self.orchestrator = orchestrator
+        # A run silent this long shows its agent's stderr in the preview.
+        self.run_quiet_seconds = run_quiet_seconds
         self.clock = clock
         self.preview_size = preview_size
         self.page_size = page_size
@@ -232,7 +235,12 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                 yield Static(Text.from_markup(EMPTY_STATE), id="empty-state")
             with Vertical(id="right"):
                 yield PreviewPane(
-                    orch.recent_messages, self.clock, size=self.preview_size, id="preview"
+                    orch.recent_messages,
+                    self.clock,
+                    size=self.preview_size,
+                    load_run=orch.latest_run,
+                    quiet_s=self.run_quiet_seconds,
+                    id="preview",
                 )
                 yield HistoryTimeline(orch.history, self.clock, id="history")
         yield Footer()

@@ -40,6 +40,7 @@ class HistoryCell(Static, can_focus=True):
     HistoryCell.-failed { border-left: outer $error; }
     HistoryCell.-dismissed { border-left: outer $secondary; color: $text-muted; }
     HistoryCell.-started { border-left: outer $warning; }
+    HistoryCell.-cancelled { border-left: outer $warning; color: $text-muted; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -137,6 +138,30 @@ class RunFailedCell(HistoryCell):
         return text
 
 
+class RunCancelledCell(HistoryCell):
+    """Stopped by a person: not a failure, and the reply so far is kept."""
+
+    title = "■ run cancelled"
+    css_class = "-cancelled"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, FollowUpCompleted | DelegateFinished)
+        return Text(f"after {e.duration_s:.1f}s · the reply so far is kept")
+
+
+class RunInterruptedCell(HistoryCell):
+    """Its process died (or stopped beating) before the run ended."""
+
+    title = "⚠ run interrupted"
+    css_class = "-failed"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, FollowUpCompleted | DelegateFinished)
+        return Text(first_line(e.error or "its process ended before the run did", 100))
+
+
 class SessionDismissedCell(HistoryCell):
     title = "⌫ dismissed"
     css_class = "-dismissed"
@@ -148,10 +173,13 @@ class SessionDismissedCell(HistoryCell):
 
 def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
     """The cell class that renders ``event``."""
-    if isinstance(event, FollowUpCompleted | DelegateFinished) and (
-        event.status is not RunStatus.COMPLETED
-    ):
-        return RunFailedCell(event, clock)
+    if isinstance(event, FollowUpCompleted | DelegateFinished):
+        if event.status is RunStatus.CANCELLED:
+            return RunCancelledCell(event, clock)
+        if event.status is RunStatus.INTERRUPTED:
+            return RunInterruptedCell(event, clock)
+        if event.status is not RunStatus.COMPLETED:
+            return RunFailedCell(event, clock)
     cell_class: type[HistoryCell] = {
         "delegate_launched": DelegateLaunchedCell,
         "delegate_finished": DelegateFinishedCell,

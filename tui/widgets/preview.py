@@ -2,13 +2,17 @@
 
 The pane owns its paging: the stack of cursors it went back through, the
 cursor of the next older page, and the worker that loads a page (a newer
-request cancels the one in flight).
+request cancels the one in flight). Under the messages it says what the
+session's run is doing (:mod:`tui.widgets.run_status`): while a run is on show
+a timer ticks its elapsed time (and only then: an idle pane has no timer).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
@@ -18,18 +22,29 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Static
 
 from core.clock import Clock
 from core.errors import DelegateError
-from core.models import Message, MessagePage, Role, RunStatus, Session, SessionState
+from core.models import Message, MessagePage, Role, Run, RunStatus, Session, SessionState
 from tui import formatting as fmt
 from tui.safe_text import clip_lines, first_line, visible
 from tui.widgets.context_meter import meter_text
+from tui.widgets.run_status import Activity, run_block
 from tui.workers import ForwardsWorkerErrors
 
 # (conversation id, messages per page, cursor or None for the newest) -> a page
 PageLoader = Callable[[str, int, str | None], Awaitable[MessagePage]]
+# (conversation id) -> the session's latest run, or None
+RunLoader = Callable[[str], Awaitable[Run | None]]
+
+# A run silent this long shows the tail of its stderr (seconds).
+QUIET_SECONDS = 5.0
+# How often the elapsed time of a run on show is redrawn (seconds).
+TICK_SECONDS = 1.0
+# Runs worth reading when a session is previewed: in flight, or ended early.
+_RUN_WORTH_SHOWING = (RunStatus.CANCELLED, RunStatus.INTERRUPTED)
 
 MAX_MESSAGE_LINES = 12
 ROLE_STYLES = {
@@ -87,6 +102,31 @@ class LiveReply:
         self.text.append(visible(chunk))
 
 
+def _moment(value: Any) -> datetime | None:
+    """A stored time (µs since the epoch, or already a datetime) as a datetime."""
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, int):
+        return datetime.fromtimestamp(value / 1_000_000, UTC)
+    return None
+
+
+def stored_activity(run: Run) -> Activity:
+    """What the run row says the agent did last (kept by whichever process drives it)."""
+    return Activity(
+        stderr_tail=getattr(run, "stderr_tail", None) or "",
+        live_output=getattr(run, "live_output", None) or "",
+        last_output_at=_moment(getattr(run, "last_output_at", None)),
+    )
+
+
+def _wants_run(session: Session) -> bool:
+    return (
+        session.state in (SessionState.RUNNING, SessionState.PENDING)
+        or session.last_run_status in _RUN_WORTH_SHOWING
+    )
+
+
 class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
     """Header of the session, its page of messages (oldest at top), a live reply."""
 
@@ -94,6 +134,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
     PreviewPane { height: 1fr; padding: 0 1; }
     PreviewPane > #preview-header { margin-bottom: 1; }
     PreviewPane > .preview-message { margin-bottom: 1; }
+    PreviewPane > #preview-run { margin: 1 0 0 0; }
     PreviewPane > #preview-live { color: $text-success; }
     PreviewPane > #preview-footer { color: $text-muted; }
     """
@@ -102,17 +143,35 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
 
     header = getters.query_one("#preview-header", Static)
     messages = getters.query_one("#preview-messages", Static)
+    run_status = getters.query_one("#preview-run", Static)
     live = getters.query_one("#preview-live", Static)
     footer = getters.query_one("#preview-footer", Static)
 
     def __init__(
-        self, load_page: PageLoader, clock: Clock, *, size: int, id: str | None = None
+        self,
+        load_page: PageLoader,
+        clock: Clock,
+        *,
+        size: int,
+        load_run: RunLoader | None = None,
+        quiet_s: float = QUIET_SECONDS,
+        tick_s: float = TICK_SECONDS,
+        id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self._load_page = load_page
+        self._load_run = load_run
         self._clock = clock
         self.size_per_page = size
+        self.quiet_s = quiet_s
+        self.tick_s = tick_s
         self.session: Session | None = None
+        # The session's latest run when it is worth a word (in flight or ended early).
+        self.run: Run | None = None
+        self._activity = Activity()
+        # (role, run id) of the messages on the page: is the prompt / reply there yet?
+        self._on_page: set[tuple[Role, str]] = set()
+        self._ticker: Timer | None = None
         # Cursors of the pages gone back through; [None] is the newest page.
         self._cursors: list[str | None] = [None]
         self._older_cursor: str | None = None
@@ -122,6 +181,9 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(Text("Nothing selected", "dim"), id="preview-header")
         yield Static(id="preview-messages")
+        run_status = Static(id="preview-run")
+        run_status.display = False  # shown when a run has something to say
+        yield run_status
         yield Static(id="preview-live")
         yield Static(id="preview-footer")
 
@@ -159,6 +221,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             page = await self._load_page(
                 session.conversation_id, self.size_per_page, self._cursors[-1]
             )
+            run = await self._read_run(session)
         except DelegateError as exc:
             self.show_empty(exc.message)
             return
@@ -169,8 +232,29 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             page_number=len(self._cursors),
             has_newer=len(self._cursors) > 1,
             size=self.size_per_page,
+            run=run,
         )
         self._older_cursor = page.next_cursor
+
+    async def _read_run(self, session: Session) -> Run | None:
+        if self._load_run is None or not _wants_run(session):
+            return None
+        run = await self._load_run(session.conversation_id)
+        if run is None or (run.status is not RunStatus.RUNNING and not _wants_run(session)):
+            return None
+        return run
+
+    def refresh_run(self, run_ids: tuple[str, ...]) -> None:
+        """Runs changed somewhere: read the one on show again if it is among them."""
+        if self.session is not None and self.run is not None and self.run.run_id in run_ids:
+            self._reload_run(self.session)
+
+    @work(group="preview-run", name="reading the run", exclusive=True, exit_on_error=False)
+    async def _reload_run(self, session: Session) -> None:
+        run = await self._read_run(session)
+        if self.session is None or self.session.conversation_id != session.conversation_id:
+            return  # the highlight moved on meanwhile
+        self._set_run(run, stored=True)
 
     # --- rendering -------------------------------------------------------
 
@@ -183,6 +267,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         page_number: int,
         has_newer: bool,
         size: int,
+        run: Run | None = None,
     ) -> None:
         self.page_number = page_number
         header = Text()
@@ -194,6 +279,8 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         if session.last_run_status is RunStatus.INTERRUPTED:
             # Its process died mid-run: the reply below may stop half way.
             header.append(" · last run interrupted", "dark_orange")
+        elif session.last_run_status is RunStatus.CANCELLED:
+            header.append(" · last run cancelled", "yellow")
         header.append(f"\n{session.conversation_id}", "dim")
         self.header.update(header)
         messages = [message_renderable(m, now) for m in reversed(page.messages)]
@@ -201,6 +288,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             Group(*messages) if messages else Text("No messages yet.", "dim italic")
         )
         self.messages.update(body)
+        self._on_page = {(m.role, m.run_id) for m in page.messages if m.run_id}
         same = self.session is not None and (
             self.session.conversation_id == session.conversation_id
         )
@@ -210,7 +298,11 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         else:
             self._live = LiveReply()
             self.live.update("")
+        same_run = run is not None and self.run is not None and run.run_id == self.run.run_id
+        if not (same and same_run):
+            self._activity = Activity()  # what we heard belongs to another run
         self.session = session
+        self._set_run(run, stored=True)
         hints = []
         if page.next_cursor:
             hints.append("[ older")
@@ -235,8 +327,9 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
     def show_empty(self, text: str) -> None:
         self.session = None
         self._older_cursor = None
+        self._set_run(None)
         self.header.update(Text(text, "dim"))
-        for part in (self.messages, self.live, self.footer):
+        for part in (self.messages, self.run_status, self.live, self.footer):
             part.update("")
 
     def append_live(self, conversation_id: str, text: str) -> None:
@@ -245,4 +338,64 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             return
         self._live.append(text)
         self.live.update(self._live.text)
+        self._activity = dataclasses.replace(self._activity, last_output_at=self._clock())
+        self._render_run()
         self.scroll_end(animate=False)
+
+    def show_activity(
+        self, conversation_id: str, run_id: str, stderr_tail: str, at: datetime
+    ) -> None:
+        """The agent of a run this process drives wrote to stderr (``RunActivity``)."""
+        if self.session is None or self.session.conversation_id != conversation_id:
+            return
+        if self.run is not None and self.run.run_id != run_id:
+            return
+        self._activity = dataclasses.replace(
+            self._activity, stderr_tail=stderr_tail, last_output_at=at
+        )
+        self._render_run()
+
+    # --- the run on show -------------------------------------------------
+
+    def _set_run(self, run: Run | None, *, stored: bool = False) -> None:
+        """Show ``run``; ``stored``: its row is fresh, so what it says of its activity counts."""
+        self.run = run
+        if run is not None and stored:
+            from_store = stored_activity(run)
+            if from_store.last_output_at is not None and (
+                self._activity.last_output_at is None
+                or from_store.last_output_at > self._activity.last_output_at
+            ):
+                self._activity = from_store
+            if not self._live.received and from_store.live_output:
+                # A run another process drives: its reply so far, as that process stored it.
+                self.live.update(
+                    Text.assemble(
+                        ("assistant (streaming)\n", "bold green"), visible(from_store.live_output)
+                    )
+                )
+        ticking = run is not None and run.status is RunStatus.RUNNING
+        if ticking and self._ticker is None:
+            self._ticker = self.set_interval(self.tick_s, self._render_run, name="run elapsed")
+        elif not ticking and self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+        self._render_run()
+
+    def _render_run(self) -> None:
+        run = self.run
+        block = (
+            run_block(
+                run,
+                self._clock(),
+                self._activity,
+                echo_prompt=(Role.USER, run.run_id) not in self._on_page,
+                show_partial=(Role.ASSISTANT, run.run_id) not in self._on_page
+                and not self._live.received,
+                quiet_s=self.quiet_s,
+            )
+            if run is not None
+            else Text()
+        )
+        self.run_status.update(block)
+        self.run_status.display = bool(block)  # no blank line when there is nothing to say

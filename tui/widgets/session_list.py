@@ -57,6 +57,8 @@ def session_row(session: Session, now: datetime) -> Group:
         top.append("  ✗ last run failed", "red")
     elif session.last_run_status is RunStatus.INTERRUPTED:
         top.append("  ⚠ last run interrupted", "dark_orange")
+    elif session.last_run_status is RunStatus.CANCELLED:
+        top.append("  ■ last run cancelled", "yellow")
     bottom = Text(no_wrap=True, overflow="ellipsis")
     bottom.append(" " * 9)
     bottom.append(f"{fmt.ago(session.last_interacted_at, now):>8} · ", "dim")
