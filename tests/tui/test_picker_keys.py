@@ -36,7 +36,7 @@ from tui.modals.follow_up import FollowUpPrompt
 from tui.modals.help import HelpScreen
 from tui.modals.new_delegate import NewDelegate
 from tui.screens.session_picker import SessionPickerScreen
-from tui.widgets.history import FollowUpCompletedCell, RunFailedCell
+from tui.widgets.history import FollowUpCompletedCell, RunCancelledCell, RunFailedCell
 
 
 def help_text(screen: HelpScreen) -> str:
@@ -237,12 +237,13 @@ async def test_x_stops_a_run_this_panel_started(demo_dir: Path, make_app: AppFac
         await wait_until(pilot, lambda: not app.orchestrator.running(), what="the stop")  # type: ignore[union-attr]
         await wait_until(
             pilot,
-            lambda: any(isinstance(c, RunFailedCell) for c in history_cells(app)),
+            lambda: any(isinstance(c, RunCancelledCell) for c in history_cells(app)),
             what="a cancelled cell",
         )
-        cell = next(c for c in history_cells(app) if isinstance(c, RunFailedCell))
+        cell = next(c for c in history_cells(app) if isinstance(c, RunCancelledCell))
         assert cell.event.status is RunStatus.CANCELLED  # type: ignore[union-attr]
-        assert "cancelled by the user" in str(cell.render())
+        assert "run cancelled" in str(cell.render())
+        assert not any(isinstance(c, RunFailedCell) for c in history_cells(app))
         assert session_list(app).sessions[0].state.value == "idle"
         assert picker(app).is_current
 
