@@ -32,6 +32,7 @@ class Leadership:
         self._clock = clock
         self.holder = holder or new_holder()
         self.is_leader = False
+        self._last_problem: str | None = None
 
     async def renew(self) -> bool:
         """Take or keep the lease; False while another supervisor's lease runs.
@@ -44,8 +45,12 @@ class Leadership:
                 LEASE_NAME, self.holder, to_us(self._clock()), self._ttl_us
             )
         except DelegateError as exc:
-            log.warning("cannot renew the supervisor lease: %s", exc)
+            if str(exc) != self._last_problem:  # once per problem, not once a tick
+                log.warning("cannot renew the supervisor lease: %s", exc)
+            self._last_problem = str(exc)
             self.is_leader = False
+        else:
+            self._last_problem = None
         return self.is_leader
 
     async def release(self) -> None:

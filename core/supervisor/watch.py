@@ -206,6 +206,9 @@ class TranscriptWatcher:
         except DelegateError as exc:
             log.warning("importing %d changed transcript(s) failed: %s", len(paths), exc)
             return
+        except Exception:  # a bug in one import must not stop the watching
+            log.exception("importing %d changed transcript(s) failed", len(paths))
+            return
         if read:
             self._on_imported()
 
@@ -214,6 +217,9 @@ class TranscriptWatcher:
             report = await import_sources(self._store, self.roots.claude, self.roots.codex)
         except DelegateError as exc:
             log.warning("re-scanning the transcript folders failed: %s", exc)
+            return
+        except Exception:  # a bug in one re-scan must not stop the next
+            log.exception("re-scanning the transcript folders failed")
             return
         if report.files_read:
             self._on_imported()
