@@ -158,8 +158,8 @@ def _what(event: BusEvent) -> str:
             return f"runs changed: {_ids(event.run_ids)}"
         case WatchStatus():
             role = "leader" if event.leader else "follower"
-            why = f" ({event.reason})" if event.reason else ""
-            return f"transcripts: {event.transcripts}{why}; {role}"
+            why = f" — {event.reason}" if event.reason else ""
+            return f"{role}; transcripts: {event.transcripts}{why}"
         case DelegateLaunched():
             return f"launched {_short(event.conversation_id)} on {event.agent_id}"
         case DelegateFinished():

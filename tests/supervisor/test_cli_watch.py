@@ -106,7 +106,7 @@ def test_watch_prints_short_lines_and_exits_0_on_sigint(tmp_path: Path) -> None:
     try:
         line = watch.wait_for("transcripts: polling")
         assert "force" in line
-        assert "leader" in line
+        assert "leader;" in line
     finally:
         code = watch.stop(signal.SIGINT)
     assert code == 0

@@ -135,3 +135,41 @@ async def test_a_leader_that_stops_renewing_is_replaced_when_its_lease_expires(
             assert not supervisor.is_leader
             await seen.wait_for(lambda e: isinstance(e, WatchStatus) and e.leader)
             assert supervisor.is_leader
+
+
+async def test_the_leader_interrupts_a_run_whose_owner_was_killed(tmp_path: Path) -> None:
+    from support import query, write_config
+
+    data_dir = write_config(tmp_path / "data", '[agents.sleepy]\nrunner = "scripted"\ndelay = 5\n')
+    orch = await AgentOrchestrator.open(data_dir)
+    try:
+        with recording(orch.bus) as seen:
+            async with Supervisor(orch, **FAST) as supervisor:
+                assert supervisor.is_leader
+                owner = await asyncio.create_subprocess_exec(
+                    *(str(DELEGATE), "--data-dir", str(data_dir), "run", "hi", "--agent", "sleepy"),
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    cwd=data_dir,
+                    env=cli_env(data_dir.parent),
+                )
+                try:
+                    started = await seen.wait_for(lambda e: isinstance(e, RunsChanged))
+                    assert isinstance(started, RunsChanged)
+                    (run_id,) = started.run_ids
+                finally:
+                    owner.kill()
+                    await owner.wait()
+                # Nobody reads the store here: the leader's StaleRuns monitor acts alone.
+                await seen.wait_for(
+                    lambda e: (
+                        isinstance(e, RunsChanged)
+                        and run_id in e.run_ids
+                        and query(data_dir, "SELECT status FROM runs WHERE run_id = ?", (run_id,))
+                        == [("interrupted",)]
+                    )
+                )
+        state = query(data_dir, "SELECT state, active_run_id FROM sessions")
+        assert state == [("idle", None)]
+    finally:
+        await orch.close()
