@@ -66,7 +66,8 @@ class Supervisor:
         self.store: Store = orchestrator.store
         self.monitors: list[Monitor] = list(monitors) if monitors is not None else [StaleRuns()]
         self._tick_s = tick_s
-        self._leadership = Leadership(self.store, ttl_s=lease_ttl_s, clock=orchestrator.clock)
+        # Leases are judged across processes: wall time, never a front end's test clock.
+        self._leadership = Leadership(self.store, ttl_s=lease_ttl_s)
         self._store_watch = StoreWatcher(self.store, self._on_changes, poll_s=store_poll_s)
         self._transcripts: TranscriptWatcher | None = None
         if watch_transcripts:
