@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from dataclasses import dataclass
 from typing import TypeGuard
 
@@ -107,3 +108,47 @@ def decode_transcript_cursor(cursor: str, conversation_id: str) -> TranscriptCur
     if cid != conversation_id:
         raise InvalidCursor(f"cursor belongs to conversation {cid!r}, not {conversation_id!r}")
     return TranscriptCursor(cid, offset)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchCursor:
+    """Position after the last result of a search page, for the query ``query_key`` names.
+
+    Results are ordered by ``(score, -last_interacted_us, -conversation_id)``.
+    """
+
+    query_key: str
+    score: float
+    last_interacted_us: int
+    conversation_id: str
+
+
+def encode_search_cursor(cursor: SearchCursor) -> str:
+    return _encode(
+        {
+            "v": _VERSION,
+            "k": "q",
+            "q": cursor.query_key,
+            "r": cursor.score,
+            "t": cursor.last_interacted_us,
+            "id": cursor.conversation_id,
+        }
+    )
+
+
+def decode_search_cursor(cursor: str, query_key: str) -> SearchCursor:
+    payload = _decode(cursor, "q")
+    key, score, ts, cid = payload.get("q"), payload.get("r"), payload.get("t"), payload.get("id")
+    if isinstance(score, int) and _is_sql_int(score):
+        score = float(score)
+    if (
+        not isinstance(key, str)
+        or not isinstance(score, float)
+        or not math.isfinite(score)
+        or not _is_sql_int(ts)
+        or not isinstance(cid, str)
+    ):
+        raise InvalidCursor(f"cursor {cursor[:40]!r} is malformed; start again without a cursor")
+    if key != query_key:
+        raise InvalidCursor("cursor belongs to another search; start again without a cursor")
+    return SearchCursor(key, score, ts, cid)

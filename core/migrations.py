@@ -227,6 +227,76 @@ CREATE TABLE leases (
     expires_at  INTEGER NOT NULL
 )
 """,
+    # Issue 9: full-content search. One row per searchable text (a title, a
+    # prompt, the assistant's text; never tool output) in ``search_docs``,
+    # indexed by the external-content FTS5 table ``search_fts``. Titles and our
+    # own messages are kept by triggers; imported transcripts by the importer
+    # (``origin`` names the transcript file, 0 for what lives in this store).
+    # Transcripts are read again once, from the start, to index their text.
+    6: """
+CREATE TABLE search_docs (
+    id               INTEGER PRIMARY KEY,
+    conversation_id  TEXT NOT NULL,
+    origin           INTEGER NOT NULL DEFAULT 0,
+    kind             TEXT NOT NULL,
+    at               INTEGER NOT NULL DEFAULT 0,
+    body             TEXT NOT NULL
+);
+CREATE INDEX search_docs_by_session ON search_docs (conversation_id, origin);
+
+CREATE VIRTUAL TABLE search_fts USING fts5(
+    body, content = 'search_docs', content_rowid = 'id',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER search_docs_insert AFTER INSERT ON search_docs BEGIN
+    INSERT INTO search_fts (rowid, body) VALUES (NEW.id, NEW.body);
+END;
+CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN
+    INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', OLD.id, OLD.body);
+END;
+
+CREATE TRIGGER search_title_insert AFTER INSERT ON sessions WHEN NEW.title != '' BEGIN
+    INSERT INTO search_docs (conversation_id, kind, at, body)
+        VALUES (NEW.conversation_id, 'title', NEW.created_at,
+                replace(replace(NEW.title, char(2), ' '), char(3), ' '));
+END;
+CREATE TRIGGER search_title_update AFTER UPDATE OF title ON sessions
+    WHEN OLD.title IS NOT NEW.title
+BEGIN
+    DELETE FROM search_docs
+        WHERE conversation_id = NEW.conversation_id AND origin = 0 AND kind = 'title';
+    INSERT INTO search_docs (conversation_id, kind, at, body)
+        SELECT NEW.conversation_id, 'title', NEW.created_at,
+               replace(replace(NEW.title, char(2), ' '), char(3), ' ')
+        WHERE NEW.title != '';
+END;
+CREATE TRIGGER search_session_rekey AFTER UPDATE OF conversation_id ON sessions
+    WHEN OLD.conversation_id IS NOT NEW.conversation_id
+BEGIN
+    UPDATE search_docs SET conversation_id = NEW.conversation_id
+        WHERE conversation_id = OLD.conversation_id;
+END;
+CREATE TRIGGER search_session_delete AFTER DELETE ON sessions BEGIN
+    DELETE FROM search_docs WHERE conversation_id = OLD.conversation_id;
+END;
+CREATE TRIGGER search_message_insert AFTER INSERT ON messages
+    WHEN NEW.role IN ('user', 'assistant') AND trim(NEW.content) != ''
+BEGIN
+    INSERT INTO search_docs (conversation_id, kind, at, body)
+        VALUES (NEW.conversation_id, NEW.role, NEW.created_at,
+                substr(replace(replace(NEW.content, char(2), ' '), char(3), ' '), 1, 65536));
+END;
+
+INSERT INTO search_docs (conversation_id, kind, at, body)
+    SELECT conversation_id, 'title', created_at,
+           replace(replace(title, char(2), ' '), char(3), ' ')
+    FROM sessions WHERE title != '';
+INSERT INTO search_docs (conversation_id, kind, at, body)
+    SELECT conversation_id, role, created_at,
+           substr(replace(replace(content, char(2), ' '), char(3), ' '), 1, 65536)
+    FROM messages WHERE role IN ('user', 'assistant') AND trim(content) != '';
+UPDATE source_files SET size = -1, parse_state = '{}'
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

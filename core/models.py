@@ -23,6 +23,7 @@ from pydantic import (
 MAX_PAGE = 100
 DEFAULT_SESSION_PAGE = 3
 DEFAULT_MESSAGE_PAGE = 10
+DEFAULT_SEARCH_PAGE = 20
 
 
 class SessionMode(StrEnum):
@@ -165,6 +166,40 @@ class MessagePage(Strict):
     next_cursor: str | None
 
 
+class TextSpan(Strict):
+    """A range of a text, in characters (code points): ``text[start:end]``."""
+
+    start: int
+    end: int
+
+
+class SearchSnippet(Strict):
+    """The best-matching piece of a session, its matched words given as spans.
+
+    ``role`` says where it comes from: the title, a prompt, or the assistant's text.
+    """
+
+    text: str
+    highlights: list[TextSpan]
+    role: Literal["title", "user", "assistant"]
+    at: datetime | None = None
+
+
+class SearchResult(Strict):
+    """One session a search found; ``snippet`` is None when the query only filtered."""
+
+    session: Session
+    snippet: SearchSnippet | None = None
+    score: float = 0.0  # bm25: lower is a better match (0 for a query of filters only)
+
+
+class SearchPage(Strict):
+    """Best matches first (then the most recently active); ``next_cursor`` pages on."""
+
+    results: list[SearchResult]
+    next_cursor: str | None
+
+
 # --- tool requests -------------------------------------------------------
 
 
@@ -182,11 +217,15 @@ PageLimit = Annotated[StrictInt, Field(ge=1, le=MAX_PAGE)]
 class SessionsRequest(Strict):
     """``delegate_sessions``: list reusable sessions, page messages, or dismiss one."""
 
-    operation: Literal["list", "messages", "dismiss"] = Field(
-        description="list sessions, page a session's messages, or dismiss a session"
+    operation: Literal["list", "messages", "dismiss", "search"] = Field(
+        description="list sessions, page a session's messages, dismiss a session, or search"
     )
     conversation_id: NonEmptyText | None = Field(
         default=None, description="required for messages and dismiss"
+    )
+    query: str | None = Field(
+        default=None,
+        description='required for search: words, "phrases", prefix*, agent:, state:, branch:, cwd:',
     )
     cursor: str | None = Field(default=None, description="next_cursor of a previous page")
     limit: PageLimit | None = Field(
@@ -199,6 +238,10 @@ class SessionsRequest(Strict):
             raise ValueError(f"conversation_id is required for operation {self.operation!r}")
         if self.operation == "dismiss" and (self.cursor is not None or self.limit is not None):
             raise ValueError("cursor and limit do not apply to operation 'dismiss'")
+        if (self.operation == "search") != (self.query is not None):
+            raise ValueError("query is required for operation 'search', and only for it")
+        if self.operation == "search" and self.conversation_id is not None:
+            raise ValueError("conversation_id does not apply to operation 'search'")
         return self
 
 

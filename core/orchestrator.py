@@ -48,6 +48,7 @@ from core.events import (
 from core.gitinfo import current_branch
 from core.models import (
     DEFAULT_MESSAGE_PAGE,
+    DEFAULT_SEARCH_PAGE,
     DEFAULT_SESSION_PAGE,
     AgentRequest,
     Message,
@@ -56,6 +57,7 @@ from core.models import (
     Run,
     RunKind,
     RunStatus,
+    SearchPage,
     Session,
     SessionMode,
     SessionPage,
@@ -76,6 +78,8 @@ from core.runners import (
 )
 from core.runners.base import Runner, closing
 from core.runners.subprocess import on_process_started, stop_orphan
+from core.search.parser import parse_query
+from core.search.querying import SessionSearch
 from core.store import HistoryEvents, NewMessage, NewRun, NewSession, Store
 from core.tokens import count_tokens
 
@@ -456,6 +460,23 @@ class AgentOrchestrator:
     async def count_sessions(self, *, query: str | None = None) -> int:
         """How many sessions ``query`` keeps (all of them without one)."""
         return await self.store.sessions.count_matching(query)
+
+    async def search_sessions(
+        self, query: str, limit: int = DEFAULT_SEARCH_PAGE, cursor: str | None = None
+    ) -> SearchPage:
+        """Sessions whose title, prompts or replies match ``query``, best first.
+
+        The language (words, "phrases", prefix*, agent:, state:, branch:, cwd:)
+        is core.search.parser's; a query that cannot be run is ``invalid_request``.
+        """
+        request = validate(
+            SessionsRequest,
+            {"operation": "search", "query": query, "limit": limit, "cursor": cursor},
+        )
+        parsed = parse_query(query)
+        return await SessionSearch(self.store.db).page(
+            parsed, request.limit or limit, request.cursor
+        )
 
     async def fullest_sessions(self, limit: int = 3) -> list[Session]:
         """The sessions whose context windows are the most used."""

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from core import ids, process_identity
+from core.search.indexing import TranscriptIndexer, TranscriptTexts
 from core.sources import claude
 from core.sources import files as discovery
 from core.sources.common import clamp_us
@@ -205,7 +206,7 @@ class _Run:
     async def commit(self, results: list[FileResult]) -> None:
         updates = [self._update(r) for r in results]
         now_us = int(time.time() * 1_000_000)
-        done = await self.store.imports.apply(updates, now_us)
+        done = await self.store.imports.apply(updates, now_us, also=_search_index(results))
         if self.first_batch_s is None:
             self.first_batch_s = time.perf_counter() - self.t0
         c = self.counts
@@ -231,6 +232,17 @@ class _Run:
                 sessions_updated=self.counts["sessions_updated"],
             )
         )
+
+
+def _search_index(results: list[FileResult]) -> TranscriptIndexer:
+    """The search index step of a batch: the texts each file's read found."""
+    return TranscriptIndexer(
+        [
+            TranscriptTexts(r.facts.conversation_id, r.path, r.from_start, r.texts)
+            for r in results
+            if r.facts is not None and r.error is None
+        ]
+    )
 
 
 def _plan(

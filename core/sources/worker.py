@@ -19,6 +19,7 @@ from core.sources import claude, codex
 from core.sources.common import SessionFacts
 from core.sources.lines import BadLine, ForwardLines, loads
 from core.sources.safe_files import open_regular, read_regular
+from core.sources.texts import Searchable, extractor
 
 HEAD_BYTES = 4096
 """A file whose first (up to) 4 KiB changed was rewritten, not appended to."""
@@ -66,6 +67,8 @@ class FileResult:
     error: str | None = None
     facts: SessionFacts | None = None
     invalid_id: str | None = None  # the session's id, when it is not its agent's shape
+    from_start: bool = False  # read from offset 0: ``texts`` replace what was indexed before
+    texts: list[Searchable] = field(default_factory=list)  # for search, this read's
 
 
 def _digest(data: bytes) -> str:
@@ -106,6 +109,9 @@ def parse_file(task: FileTask) -> FileResult:
             state = _state(task, fresh=restart)
             odd_before = state.odd_timestamps
             malformed, unknown, oversized = (0, 0, 0) if restart else task.counts
+            result.from_start = restart
+            searchable = extractor(task.source)
+            found = result.texts
             reader = ForwardLines(f, 0 if restart else task.start)
             for _offset, raw in reader:
                 if raw is None:
@@ -114,7 +120,10 @@ def parse_file(task: FileTask) -> FileResult:
                 if not raw.strip():
                     continue
                 try:
-                    known = state.feed(loads(raw))
+                    line = loads(raw)
+                    known = state.feed(line)
+                    if (text := searchable(line)) is not None:
+                        found.append(text)
                 except BadLine:
                     result.new_malformed += 1
                     continue

@@ -9,7 +9,9 @@ file was read (docs/import.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+
+import aiosqlite
 
 from core.models import SessionState
 from core.store.database import Database
@@ -76,13 +78,19 @@ class ImportsRepository:
                 )
         return found
 
-    async def apply(self, files: Sequence[SourceFileUpdate], at_us: int) -> ImportCommit:
+    async def apply(
+        self,
+        files: Sequence[SourceFileUpdate],
+        at_us: int,
+        also: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
+    ) -> ImportCommit:
         """Record a batch of read files and the sessions they describe, in one transaction.
 
         Dismissed ids are never re-created. A session delegate is running (state
         running or pending) is left untouched; another existing session with the
         same id (e.g. launched by delegate through the real CLI) has its metrics
-        and title updated instead of being duplicated.
+        and title updated instead of being duplicated. ``also`` runs last, in
+        the same transaction (core.search indexes what the batch read).
         """
         commit = ImportCommit()
         async with self._db.transaction() as db:
@@ -124,6 +132,8 @@ class ImportsRepository:
             )
             facts = [f.facts for f in read if f.facts is not None and f.write_session]
             if not facts:
+                if also is not None:
+                    await also(db)
                 return commit
             ids = [s.conversation_id for s in facts]
             marks = ", ".join("?" * len(ids))
@@ -214,6 +224,8 @@ class ImportsRepository:
             commit.added = len(inserts)
             commit.updated = len(updates) + len(delegate_updates)
             commit.added_ids = [s.conversation_id for s in inserts]
+            if also is not None:
+                await also(db)
         return commit
 
     async def transcript_for(self, conversation_id: str) -> tuple[str, str, bool] | None:

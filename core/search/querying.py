@@ -1,0 +1,157 @@
+"""Answering a parsed query from the index: ranked sessions, each with its best snippet.
+
+A session's score is the bm25 rank of its best-matching text (a title, a
+prompt or an assistant message; lower is better), ties going to the most
+recently active. Pages are keyset positions on ``(score, last activity, id)``.
+A query of filters only lists the matching sessions newest first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from core import cursors
+from core.cursors import SearchCursor
+from core.models import SearchPage, SearchResult, SearchSnippet, TextSpan
+from core.search.parser import ParsedQuery
+from core.store.database import Database
+from core.store.rows import SESSION_COLUMNS, clamp_time, session_from_row
+
+SNIPPET_TOKENS = 16
+"""Words around the match in a snippet (FTS5 allows up to 64)."""
+MARK_OPEN, MARK_CLOSE, ELLIPSIS = "\x02", "\x03", "…"
+
+_S_COLUMNS = ", ".join(f"s.{c.strip()}" for c in SESSION_COLUMNS.split(","))
+# Every matching text, grouped by session: its best rank and the id of that text
+# (SQLite takes a bare column from the row that min() picked).
+_HITS = (
+    "WITH hits AS ("
+    " SELECT d.conversation_id AS cid, min(f.rank) AS score, f.rowid AS best"
+    " FROM search_fts f JOIN search_docs d ON d.id = f.rowid"
+    " WHERE search_fts MATCH ? GROUP BY d.conversation_id)"
+    f" SELECT {_S_COLUMNS}, h.score AS score, h.best AS best"
+    " FROM hits h JOIN sessions s ON s.conversation_id = h.cid"
+)
+_FILTERS_ONLY = f"SELECT {_S_COLUMNS}, 0.0 AS score, NULL AS best FROM sessions s"
+_ORDER = " ORDER BY score, s.last_interacted_at DESC, s.conversation_id DESC LIMIT ?"
+_AFTER = (
+    "(score > ? OR (score = ? AND (s.last_interacted_at < ?"
+    " OR (s.last_interacted_at = ? AND s.conversation_id < ?))))"
+)
+_SNIPPET = (
+    "SELECT d.kind AS kind, d.at AS at,"
+    f" snippet(search_fts, 0, char(2), char(3), '{ELLIPSIS}', {SNIPPET_TOKENS}) AS text"
+    " FROM search_fts f JOIN search_docs d ON d.id = f.rowid"
+    " WHERE search_fts MATCH ? AND f.rowid = ?"
+)
+_SPACES = re.compile(r"\s+")
+
+
+def _filter_sql(query: ParsedQuery) -> tuple[list[str], list[object]]:
+    """SQL conditions for the filters: AND across keys, OR among one key's values."""
+    clauses: list[str] = []
+    params: list[object] = []
+    for key, values in sorted(query.filters.items()):
+        if key == "agent":  # a prefix: agent:claude finds claude-code
+            one = "substr(casefold(s.agent_id), 1, length(?)) = ?"
+            args: list[object] = [a for v in values for a in (v, v)]
+        elif key == "state":
+            one, args = "s.state = ?", list(values)
+        elif key == "branch":
+            one, args = "instr(casefold(coalesce(s.git_branch, '')), ?) > 0", list(values)
+        else:  # cwd
+            one, args = "instr(casefold(s.cwd), ?) > 0", list(values)
+        clauses.append("(" + " OR ".join([one] * len(values)) + ")")
+        params.extend(args)
+    return clauses, params
+
+
+def snippet_spans(marked: str) -> SearchSnippet | None:
+    """Marked snippet text -> plain one-line text and the spans of its matches."""
+    text = _SPACES.sub(" ", marked).strip()
+    plain: list[str] = []
+    spans: list[TextSpan] = []
+    length, start = 0, None
+    for ch in text:
+        if ch == MARK_OPEN:
+            start = length
+        elif ch == MARK_CLOSE:
+            if start is not None and length > start:
+                spans.append(TextSpan(start=start, end=length))
+            start = None
+        else:
+            plain.append(ch)
+            length += 1
+    if not plain:
+        return None
+    return SearchSnippet(text="".join(plain), highlights=spans, role="user")
+
+
+class SessionSearch:
+    """Runs parsed queries against the store's index (reader connection only)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def page(self, query: ParsedQuery, limit: int, cursor: str | None) -> SearchPage:
+        """One page of results for ``query`` after ``cursor`` (a ``next_cursor``)."""
+        key = query.key()
+        after = cursors.decode_search_cursor(cursor, key) if cursor is not None else None
+        match = query.match_expression()
+        clauses, params = _filter_sql(query)
+        sql = _HITS if match is not None else _FILTERS_ONLY
+        head: list[object] = [match] if match is not None else []
+        if after is not None:
+            clauses.append(_AFTER)
+            params.extend(_after_params(after))
+        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        rows = await self._db.fetch_all(sql + where + _ORDER, [*head, *params, limit + 1])
+        results = []
+        for row in rows[:limit]:
+            snippet = None
+            if match is not None and row["best"] is not None:
+                snippet = await self._snippet(match, int(row["best"]))
+            results.append(
+                SearchResult(
+                    session=session_from_row(row), snippet=snippet, score=float(row["score"])
+                )
+            )
+        next_cursor = None
+        if len(rows) > limit and results:
+            last = results[-1]
+            next_cursor = cursors.encode_search_cursor(
+                SearchCursor(
+                    key,
+                    last.score,
+                    int(rows[limit - 1]["last_interacted_at"]),
+                    last.session.conversation_id,
+                )
+            )
+        return SearchPage(results=results, next_cursor=next_cursor)
+
+    async def _snippet(self, match: str, doc_id: int) -> SearchSnippet | None:
+        row = await self._db.fetch_one(_SNIPPET, (match, doc_id))
+        if row is None:
+            return None
+        snippet = snippet_spans(str(row["text"]))
+        if snippet is None:
+            return None
+        kind = str(row["kind"])
+        at = int(row["at"] or 0)
+        return snippet.model_copy(
+            update={
+                "role": kind if kind in ("title", "user", "assistant") else "user",
+                "at": clamp_time(at) if at > 0 else None,
+            }
+        )
+
+
+def _after_params(after: SearchCursor) -> Sequence[object]:
+    return (
+        after.score,
+        after.score,
+        after.last_interacted_us,
+        after.last_interacted_us,
+        after.conversation_id,
+    )
