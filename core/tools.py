@@ -36,12 +36,16 @@ def parse_request(raw: RawRequest) -> dict[str, Any]:
 
 
 async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, Any]:
-    """List reusable sessions, page one's messages, or dismiss one."""
+    """List reusable sessions, page one's messages, search them, or dismiss one."""
     try:
         request = validate(SessionsRequest, parse_request(raw))
         if request.operation == "list":
             page = await orch.list_sessions(request.limit or 3, request.cursor)
             return page.model_dump(mode="json")
+        if request.operation == "search":
+            assert request.query is not None
+            found = await orch.search_sessions(request.query, request.limit or 10, request.cursor)
+            return found.model_dump(mode="json")
         assert request.conversation_id is not None
         if request.operation == "messages":
             messages = await orch.recent_messages(

@@ -348,7 +348,9 @@ def build_parser() -> argparse.ArgumentParser:
     tool.add_argument("request", help="request JSON, or - to read it from stdin")
     tool.set_defaults(handler=cmd_tool)
 
-    sessions = sub.add_parser("sessions", help="list, show, dismiss or stop reusable sessions")
+    sessions = sub.add_parser(
+        "sessions", help="list, show, search, dismiss or stop reusable sessions"
+    )
     ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
     s_list = ssub.add_parser("list", help="reusable sessions, newest first")
     s_list.add_argument("--limit", type=_limit, default=20, help="page size, 1..100 (20)")
@@ -373,6 +375,10 @@ def build_parser() -> argparse.ArgumentParser:
     s_stop.add_argument("id", metavar="ID", help="conversation id or run id")
     s_stop.add_argument("--json", action="store_true")
     s_stop.set_defaults(handler=cmd_sessions_stop)
+
+    from tui import cli_search
+
+    cli_search.add_parser(ssub)
 
     run = sub.add_parser("run", help="launch a delegate, or follow up with --session")
     run.add_argument("prompt", help="the prompt, or - to read it from stdin")

@@ -1,0 +1,89 @@
+"""``delegate sessions search QUERY``: full-content search from the command line.
+
+The query language is the search box's (docs/search.md): words, "phrases",
+prefix*, and the filters agent:, state:, branch:, cwd:. ``--json`` prints the
+``SearchPage`` the tool returns; otherwise one line per session, then its
+snippet with the matched words in bold (plain text when piped).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from core.models import SearchPage, SearchSnippet
+from core.orchestrator import AgentOrchestrator
+
+EXIT_OK = 0
+
+
+def add_parser(subparsers: Any) -> None:
+    """``delegate sessions search QUERY [--limit N] [--cursor C] [--json]``."""
+    search = subparsers.add_parser(
+        "search",
+        help="find sessions by what was said in them (titles, prompts, replies)",
+        description='Words, "phrases", prefix*, and filters agent:, state:, branch:, cwd:. '
+        "Best matches first.",
+    )
+    search.add_argument("query", help="what to find, e.g. '\"rename the file\" state:idle'")
+    search.add_argument("--limit", type=_limit, default=20, help="page size, 1..100 (20)")
+    search.add_argument("--cursor", help="next_cursor from a previous page")
+    search.add_argument("--json", action="store_true", help="print the tool's JSON")
+    search.set_defaults(handler=cmd_sessions_search)
+
+
+def _limit(value: str) -> int:
+    # Range errors are the orchestrator's to report (invalid_request naming the field).
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+
+
+async def cmd_sessions_search(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    page = await orch.search_sessions(args.query, args.limit, args.cursor)
+    if args.json:
+        from tui.cli import _print_json
+
+        _print_json(page.model_dump(mode="json"))
+        return EXIT_OK
+    _print_page(orch, page)
+    return EXIT_OK
+
+
+def _print_page(orch: AgentOrchestrator, page: SearchPage) -> None:
+    from rich.text import Text
+
+    from tui import render
+
+    console = render.make_console()
+    if not page.results:
+        console.print("no session matches")
+        return
+    for result in page.results:
+        s = result.session
+        head = Text()
+        head.append(s.conversation_id, style="bold")
+        head.append(f"  {s.agent_id}  {s.state.value}  ")
+        head.append(render.shown(s.title or "(untitled)"))
+        console.print(head, soft_wrap=True)
+        if result.snippet is not None:
+            console.print(_snippet_text(result.snippet), soft_wrap=True)
+    if page.next_cursor:
+        console.print(f"more: --cursor {page.next_cursor}")
+
+
+def _snippet_text(snippet: SearchSnippet) -> Any:
+    """The snippet indented, each highlighted span bold; every piece escaped on its own."""
+    from rich.text import Text
+
+    from tui.render import shown
+
+    text = Text(f"    {snippet.role}: ")
+    at = 0
+    for span in snippet.highlights:
+        text.append(shown(snippet.text[at : span.start]))
+        text.append(shown(snippet.text[span.start : span.end]), style="bold reverse")
+        at = span.end
+    text.append(shown(snippet.text[at:]))
+    return text
