@@ -166,9 +166,24 @@ def find_secrets(text: str) -> list[Finding]:
     return findings
 
 
+# Every rule above needs one of these (lower-cased) in the text: most text has
+# none and is returned after a few substring scans, far cheaper than the rules
+# (the search index redacts every prompt and reply it indexes).
+_NEEDED = (
+    "-----begin", "sk-", "gho_", "ghp_", "ghs_", "ghu_", "ghr_", "github_pat_", "akia",
+    "asia", "xox", "aiza", "bearer", "basic", "://", "key", "token", "secret", "pass",
+    "pwd", "credential", "auth",
+)  # fmt: skip
+
+
+def _may_hold_secret(text: str) -> bool:
+    folded = text.lower()
+    return any(word in folded for word in _NEEDED)
+
+
 def redact(text: str) -> str:
     """``text`` with every secret replaced by ``[REDACTED]`` (names and schemes kept)."""
-    if not text:
+    if not text or not _may_hold_secret(text):
         return text
     findings = find_secrets(text)
     if not findings:

@@ -122,6 +122,7 @@ class _Run:
         self.progress = progress
         self.t0 = t0
         self.claimed: set[str] = set()  # conversation ids written by a newer file this run
+        self.search_text = True  # index prompts and replies for full-content search
         self.first_batch_s: float | None = None
         self.files_done = self.bytes_done = self.bytes_total = self.files_total = 0
         self.counts = dict.fromkeys(
@@ -206,7 +207,8 @@ class _Run:
     async def commit(self, results: list[FileResult]) -> None:
         updates = [self._update(r) for r in results]
         now_us = int(time.time() * 1_000_000)
-        done = await self.store.imports.apply(updates, now_us, also=_search_index(results))
+        index = _search_index(results) if self.search_text else None
+        done = await self.store.imports.apply(updates, now_us, also=index)
         if self.first_batch_s is None:
             self.first_batch_s = time.perf_counter() - self.t0
         c = self.counts
@@ -313,10 +315,17 @@ async def import_sources(
     progress: ProgressCallback | None = None,
     *,
     workers: int | None = None,
+    search_text: bool = True,
 ) -> ImportReport:
-    """Bring the index up to date with the agents' folders; see the module docstring."""
+    """Bring the index up to date with the agents' folders; see the module docstring.
+
+    ``search_text=False`` skips full-content search indexing: for the benchmark
+    that measures what search adds to an import (tests/bench/bench_search.py).
+    """
     async with import_lock(store.path.parent):
-        return await _import_all(store, claude_dir, codex_dir, progress, workers=workers)
+        return await _import_all(
+            store, claude_dir, codex_dir, progress, workers=workers, search_text=search_text
+        )
 
 
 def find_transcript(source: str, conversation_id: str, root: Path | None) -> str | None:
@@ -443,6 +452,7 @@ async def _import_all(
     progress: ProgressCallback | None,
     *,
     workers: int | None,
+    search_text: bool = True,
 ) -> ImportReport:
     started = datetime.now(UTC)
     t0 = time.perf_counter()
@@ -453,7 +463,10 @@ async def _import_all(
     changed = [f.path for f in found.files if known.get(f.path) != (f.size, f.mtime_ns)]
     rows = await store.imports.file_rows([p for p in changed if p in known]) if changed else {}
     tasks = _plan(found, known, rows)
+    if not search_text:
+        tasks = [replace(t, search_text=False) for t in tasks]
     run = _Run(store, progress, t0)
+    run.search_text = search_text
     run.unreadable = [UnreadableFile(path=p, reason=r) for p, r in found.unreadable]
     run.files_total = len(tasks)
     run.bytes_total = sum(max(0, t.size - t.start) for t in tasks)

@@ -42,6 +42,7 @@ class FileTask:
     state: dict[str, Any] | None = None
     counts: tuple[int, int, int] = (0, 0, 0)  # malformed, unknown, oversized so far
     reread: bool = False  # a known file that shrank: read again from 0
+    search_text: bool = True  # extract prompts and replies for full-content search
 
 
 @dataclass(slots=True)
@@ -95,6 +96,10 @@ def _state(task: FileTask, *, fresh: bool) -> claude.ClaudeState | codex.CodexSt
     return codex.CodexState.from_json(saved)
 
 
+def _no_text(line: dict[str, Any]) -> None:
+    return None
+
+
 def parse_file(task: FileTask) -> FileResult:
     """Read ``task.path`` from ``task.start`` (or from 0 when it was rewritten)."""
     result = FileResult(task.path, task.source, task.size, task.mtime_ns)
@@ -110,7 +115,7 @@ def parse_file(task: FileTask) -> FileResult:
             odd_before = state.odd_timestamps
             malformed, unknown, oversized = (0, 0, 0) if restart else task.counts
             result.from_start = restart
-            searchable = extractor(task.source)
+            searchable = extractor(task.source) if task.search_text else _no_text
             found = result.texts
             reader = ForwardLines(f, 0 if restart else task.start)
             for _offset, raw in reader:
