@@ -230,8 +230,10 @@ CREATE TABLE leases (
     # Issue 9: full-content search. One row per searchable text (a title, a
     # prompt, the assistant's text; never tool output) in ``search_docs``,
     # indexed by the external-content FTS5 table ``search_fts``. Titles and our
-    # own messages are kept by triggers; imported transcripts by the importer
-    # (``origin`` names the transcript file, 0 for what lives in this store).
+    # own messages are indexed by triggers; imported transcripts by the importer
+    # (``origin`` names the transcript file, 0 for what lives in this store),
+    # which fills ``search_fts`` with one INSERT ... SELECT per batch: FTS5 in a
+    # trigger flushes its buffer on every row, several times slower in bulk.
     # Transcripts are read again once, from the start, to index their text.
     6: """
 CREATE TABLE search_docs (
@@ -248,9 +250,6 @@ CREATE VIRTUAL TABLE search_fts USING fts5(
     body, content = 'search_docs', content_rowid = 'id',
     tokenize = 'unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER search_docs_insert AFTER INSERT ON search_docs BEGIN
-    INSERT INTO search_fts (rowid, body) VALUES (NEW.id, NEW.body);
-END;
 CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN
     INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', OLD.id, OLD.body);
 END;
@@ -259,6 +258,8 @@ CREATE TRIGGER search_title_insert AFTER INSERT ON sessions WHEN NEW.title != ''
     INSERT INTO search_docs (conversation_id, kind, at, body)
         VALUES (NEW.conversation_id, 'title', NEW.created_at,
                 replace(replace(NEW.title, char(2), ' '), char(3), ' '));
+    INSERT INTO search_fts (rowid, body)
+        SELECT id, body FROM search_docs WHERE id = last_insert_rowid();
 END;
 CREATE TRIGGER search_title_update AFTER UPDATE OF title ON sessions
     WHEN OLD.title IS NOT NEW.title
@@ -269,6 +270,9 @@ BEGIN
         SELECT NEW.conversation_id, 'title', NEW.created_at,
                replace(replace(NEW.title, char(2), ' '), char(3), ' ')
         WHERE NEW.title != '';
+    INSERT INTO search_fts (rowid, body)
+        SELECT id, body FROM search_docs WHERE id = last_insert_rowid()
+            AND conversation_id = NEW.conversation_id AND origin = 0 AND kind = 'title';
 END;
 CREATE TRIGGER search_session_rekey AFTER UPDATE OF conversation_id ON sessions
     WHEN OLD.conversation_id IS NOT NEW.conversation_id
@@ -285,6 +289,8 @@ BEGIN
     INSERT INTO search_docs (conversation_id, kind, at, body)
         VALUES (NEW.conversation_id, NEW.role, NEW.created_at,
                 substr(replace(replace(NEW.content, char(2), ' '), char(3), ' '), 1, 65536));
+    INSERT INTO search_fts (rowid, body)
+        SELECT id, body FROM search_docs WHERE id = last_insert_rowid();
 END;
 
 INSERT INTO search_docs (conversation_id, kind, at, body)
@@ -295,6 +301,7 @@ INSERT INTO search_docs (conversation_id, kind, at, body)
     SELECT conversation_id, role, created_at,
            substr(replace(replace(content, char(2), ' '), char(3), ' '), 1, 65536)
     FROM messages WHERE role IN ('user', 'assistant') AND trim(content) != '';
+INSERT INTO search_fts (search_fts) VALUES ('rebuild');
 UPDATE source_files SET size = -1, parse_state = '{}'
 """,
 }

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import aiosqlite
 
 from core.sources.texts import Searchable
+from core.store.database import first_row
 
 _CHUNK = 500
 
@@ -64,6 +65,8 @@ class TranscriptIndexer:
         await db.executemany(
             "DELETE FROM search_docs WHERE conversation_id = ? AND origin = ?", restarted
         )
+        last = first_row(await db.execute_fetchall("SELECT max(id) FROM search_docs"))
+        after = int(last[0]) if last is not None and last[0] is not None else 0
         await db.executemany(
             "INSERT INTO search_docs (conversation_id, origin, kind, at, body)"
             " VALUES (?, ?, ?, ?, ?)",
@@ -73,6 +76,11 @@ class TranscriptIndexer:
                 if r.conversation_id in wanted
                 for role, at, text in r.texts
             ],
+        )
+        # One statement for the batch: FTS5 tokenizes it all before flushing once.
+        await db.execute(
+            "INSERT INTO search_fts (rowid, body) SELECT id, body FROM search_docs WHERE id > ?",
+            (after,),
         )
 
 

@@ -39,11 +39,12 @@ _AFTER = (
     "(score > ? OR (score = ? AND (s.last_interacted_at < ?"
     " OR (s.last_interacted_at = ? AND s.conversation_id < ?))))"
 )
-_SNIPPET = (
-    "SELECT d.kind AS kind, d.at AS at,"
+# The snippets of a page in one statement: snippet() runs only for the rows kept.
+_SNIPPETS = (
+    "SELECT f.rowid AS id, d.kind AS kind, d.at AS at,"
     f" snippet(search_fts, 0, char(2), char(3), '{ELLIPSIS}', {SNIPPET_TOKENS}) AS text"
     " FROM search_fts f JOIN search_docs d ON d.id = f.rowid"
-    " WHERE search_fts MATCH ? AND f.rowid = ?"
+    " WHERE search_fts MATCH ? AND f.rowid IN ({marks})"
 )
 _SPACES = re.compile(r"\s+")
 
@@ -107,16 +108,16 @@ class SessionSearch:
             params.extend(_after_params(after))
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         rows = await self._db.fetch_all(sql + where + _ORDER, [*head, *params, limit + 1])
-        results = []
-        for row in rows[:limit]:
-            snippet = None
-            if match is not None and row["best"] is not None:
-                snippet = await self._snippet(match, int(row["best"]))
-            results.append(
-                SearchResult(
-                    session=session_from_row(row), snippet=snippet, score=float(row["score"])
-                )
+        best = [int(r["best"]) for r in rows[:limit] if r["best"] is not None]
+        snippets = await self._snippets(match, best) if match is not None and best else {}
+        results = [
+            SearchResult(
+                session=session_from_row(row),
+                snippet=snippets.get(int(row["best"])) if row["best"] is not None else None,
+                score=float(row["score"]),
             )
+            for row in rows[:limit]
+        ]
         next_cursor = None
         if len(rows) > limit and results:
             last = results[-1]
@@ -130,21 +131,23 @@ class SessionSearch:
             )
         return SearchPage(results=results, next_cursor=next_cursor)
 
-    async def _snippet(self, match: str, doc_id: int) -> SearchSnippet | None:
-        row = await self._db.fetch_one(_SNIPPET, (match, doc_id))
-        if row is None:
-            return None
-        snippet = snippet_spans(str(row["text"]))
-        if snippet is None:
-            return None
-        kind = str(row["kind"])
-        at = int(row["at"] or 0)
-        return snippet.model_copy(
-            update={
-                "role": kind if kind in ("title", "user", "assistant") else "user",
-                "at": clamp_time(at) if at > 0 else None,
-            }
-        )
+    async def _snippets(self, match: str, doc_ids: list[int]) -> dict[int, SearchSnippet]:
+        """The best-matching text of each result, as snippets keyed by text id."""
+        sql = _SNIPPETS.format(marks=", ".join("?" * len(doc_ids)))
+        found: dict[int, SearchSnippet] = {}
+        for row in await self._db.fetch_all(sql, [match, *doc_ids]):
+            snippet = snippet_spans(str(row["text"]))
+            if snippet is None:
+                continue
+            kind = str(row["kind"])
+            at = int(row["at"] or 0)
+            found[int(row["id"])] = snippet.model_copy(
+                update={
+                    "role": kind if kind in ("title", "user", "assistant") else "user",
+                    "at": clamp_time(at) if at > 0 else None,
+                }
+            )
+        return found
 
 
 def _after_params(after: SearchCursor) -> Sequence[object]:
