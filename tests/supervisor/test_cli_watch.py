@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from supervisor_support import CLAUDE_PROJECT, CLAUDE_SESSION, REALDATA, assistant_line, copy_tree
 from support import DELEGATE, cli_env, write_config
 
 DEADLINE_S = 20.0
@@ -110,3 +111,39 @@ def test_watch_prints_short_lines_and_exits_0_on_sigint(tmp_path: Path) -> None:
     finally:
         code = watch.stop(signal.SIGINT)
     assert code == 0
+
+
+def test_two_watch_processes_one_leads_and_the_other_takes_over(tmp_path: Path) -> None:
+    data_dir = write_config(tmp_path / "data")
+    empty = tmp_path / "agents"
+    dirs = ("--json", "--no-transcripts", "--claude-dir", str(empty), "--codex-dir", str(empty))
+    first = Watch(data_dir, *dirs)
+    second: Watch | None = None
+    try:
+        assert first.event("watch_status")["leader"] is True
+        second = Watch(data_dir, *dirs)
+        assert second.event("watch_status")["leader"] is False
+        assert first.stop(signal.SIGTERM) == 0  # releases the lease
+        taken = second.wait_for('"kind":"watch_status".*"leader":true')
+        assert json.loads(taken)["transcripts"] == "off"
+    finally:
+        first.stop()
+        if second is not None:
+            assert second.stop() == 0
+
+
+def test_watch_prints_a_session_whose_transcript_grew(tmp_path: Path) -> None:
+    claude = copy_tree(REALDATA / "claude", tmp_path / "home" / ".claude")
+    data_dir = write_config(tmp_path / "data")
+    watch = Watch(data_dir, "--json", "--claude-dir", str(claude), "--codex-dir", str(tmp_path))
+    try:
+        assert watch.event("watch_status")["transcripts"] == "watching"
+        # The start-up re-scan imports every transcript once: wait for it to name ours.
+        watch.wait_for(f'"kind":"sessions_changed".*{CLAUDE_SESSION}')
+        transcript = claude / "projects" / CLAUDE_PROJECT / f"{CLAUDE_SESSION}.jsonl"
+        with transcript.open("a", encoding="utf-8") as f:
+            f.write(assistant_line(CLAUDE_SESSION, 99_999, 9) + "\n")
+        line = watch.wait_for(f'"kind":"sessions_changed".*{CLAUDE_SESSION}')
+        assert json.loads(line)["conversation_ids"] == [CLAUDE_SESSION]
+    finally:
+        assert watch.stop() == 0

@@ -7,7 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from events_recorder import recording
+from supervisor_support import recording
 from support import DELEGATE, cli_env
 
 from core.events import (

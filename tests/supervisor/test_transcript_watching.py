@@ -2,62 +2,32 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
-from events_recorder import recording
+from supervisor_support import (
+    CLAUDE_PROJECT,
+    CLAUDE_SESSION,
+    REALDATA,
+    assistant_line,
+    copy_tree,
+    recording,
+)
 
 from core.events import SessionsChanged, WatchStatus
 from core.orchestrator import AgentOrchestrator
 from core.supervisor import Supervisor
 
-REALDATA = Path(__file__).resolve().parents[1] / "fixtures" / "realdata"
-CLAUDE_SESSION = "a7da6a22-facc-4fcd-8bab-f83c87862004"
-CLAUDE_PROJECT = "-src-deep-manifest"
 FAST = {"store_poll_s": 0.05, "tick_s": 0.1, "debounce_ms": 100}
-
-
-def _copy(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    for path in [dst, *dst.rglob("*")]:  # the shared originals are read-only
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return dst
 
 
 @pytest.fixture
 def homes(tmp_path: Path) -> tuple[Path, Path]:
     """A ``~/.claude`` and ``~/.codex`` holding copies of the real transcripts."""
     home = tmp_path / "home"
-    return _copy(REALDATA / "claude", home / ".claude"), _copy(REALDATA / "codex", home / ".codex")
-
-
-def assistant_line(session_id: str, context_tokens: int, n: int) -> str:
-    """A Claude Code assistant entry whose usage fills ``context_tokens``."""
-    return json.dumps(
-        {
-            "parentUuid": None,
-            "isSidechain": False,
-            "type": "assistant",
-            "sessionId": session_id,
-            "cwd": "/src/deep-manifest",
-            "uuid": f"00000000-0000-4000-8000-{n:012d}",
-            "timestamp": "2025-11-29T18:00:00.000Z",
-            "message": {
-                "id": f"msg_appended_{n}",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-opus-4-5-20251101",
-                "content": [{"type": "text", "text": f"appended reply {n}"}],
-                "usage": {
-                    "input_tokens": context_tokens - 100,
-                    "cache_creation_input_tokens": 0,
-                    "cache_read_input_tokens": 0,
-                    "output_tokens": 100,
-                },
-            },
-        }
+    return (
+        copy_tree(REALDATA / "claude", home / ".claude"),
+        copy_tree(REALDATA / "codex", home / ".codex"),
     )
 
 
@@ -141,7 +111,7 @@ async def test_missing_folders_poll_until_one_appears_then_watch(
             assert isinstance(status, WatchStatus)
             assert status.reason is not None
             assert "exists yet" in status.reason
-            _copy(REALDATA / "claude", claude)
+            copy_tree(REALDATA / "claude", claude)
             await seen.wait_for(
                 lambda e: isinstance(e, WatchStatus) and e.transcripts == "watching"
             )
