@@ -16,6 +16,8 @@ from core.clock import Clock, system_clock
 from core.config import Settings
 from core.errors import DelegateError
 from core.orchestrator import AgentOrchestrator
+from core.supervisor import Supervisor
+from tui.live import LOG_FILENAME, Supervision, log_core_to
 from tui.modals.confirm_quit import ConfirmQuit
 from tui.modals.error import ErrorModal
 from tui.screens.session_picker import SessionPickerScreen
@@ -26,6 +28,10 @@ from tui.widgets.preview import QUIET_SECONDS
 from tui.workers import WorkFailed
 
 OrchestratorFactory = Callable[[], Awaitable[AgentOrchestrator]]
+
+
+def _nothing() -> None:
+    pass
 
 
 class DelegateApp(App[None]):
@@ -57,8 +63,12 @@ class DelegateApp(App[None]):
         filter_debounce: float = DEBOUNCE_SECONDS,
         cursor_blink: bool = True,
         run_quiet_seconds: float = QUIET_SECONDS,
+        supervise: Supervision | None = None,
     ) -> None:
         super().__init__()
+        self._supervision = supervise
+        self.supervisor: Supervisor | None = None
+        self._stop_logging: Callable[[], None] = _nothing
         self._filter_debounce = filter_debounce
         self._run_quiet_seconds = run_quiet_seconds
         self._launch_cwd = launch_cwd
@@ -75,6 +85,7 @@ class DelegateApp(App[None]):
 
     async def on_mount(self) -> None:
         self.orchestrator = await self._open_orchestrator()
+        self._stop_logging = log_core_to(self.orchestrator.store.path.parent / LOG_FILENAME)
         settings = self.orchestrator.settings
         if self._settings is None and settings.keymap:
             self.set_keymap(settings.keymap)
@@ -88,12 +99,30 @@ class DelegateApp(App[None]):
                 undo_seconds=self._undo_seconds,
                 filter_debounce=self._filter_debounce,
                 run_quiet_seconds=self._run_quiet_seconds,
+                polling_every_s=self._supervision.rescan_s if self._supervision else None,
             )
         )
+        if self._supervision is not None:
+            # The picker listens on the bus by now: it hears the first watch status.
+            self.supervisor = self._supervision.build(self.orchestrator, self._import_sources)
+            self.run_worker(self._start_supervisor(self.supervisor), exit_on_error=False)
         # What is loaded by now (modules, styles, the picker) lives as long as the app:
         # keep it out of the full collections the garbage collector runs while the
         # user scrolls, which would otherwise stall a frame for tens of milliseconds.
         gc.freeze()
+
+    async def _start_supervisor(self, supervisor: Supervisor) -> None:
+        """Start watching; a store that cannot be watched leaves the panel as it was
+        before live updates (ctrl+r still refreshes), saying so."""
+        try:
+            await supervisor.start()
+        except DelegateError as exc:
+            self.notify(
+                f"Live updates are off: {exc.message} — ctrl+r refreshes.",
+                title="Not watching",
+                severity="warning",
+                markup=False,
+            )
 
     # --- quitting ------------------------------------------------------------
 
@@ -125,6 +154,11 @@ class DelegateApp(App[None]):
                 await screen.flush_dismissals()
         # Work still in flight would query a closed store: stop it first.
         self.workers.cancel_all()
+        if self.supervisor is not None:
+            supervisor, self.supervisor = self.supervisor, None
+            await supervisor.stop()
+        self._stop_logging()
+        self._stop_logging = _nothing
         if self.orchestrator is not None:
             orchestrator, self.orchestrator = self.orchestrator, None
             await orchestrator.close(wait=False)
@@ -170,6 +204,7 @@ def create_app(
     filter_debounce: float = DEBOUNCE_SECONDS,
     cursor_blink: bool = True,
     run_quiet_seconds: float = QUIET_SECONDS,
+    supervise: Supervision | None = Supervision(),  # noqa: B008 (frozen, shared safely)
 ) -> DelegateApp:
     """The app over the store in ``data_dir``; shared by the CLI and the tests.
 
@@ -202,4 +237,5 @@ def create_app(
         filter_debounce=filter_debounce,
         cursor_blink=cursor_blink,
         run_quiet_seconds=run_quiet_seconds,
+        supervise=supervise,
     )

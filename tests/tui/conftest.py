@@ -5,6 +5,7 @@ Snapshots must look the same on every machine and every run, so:
 - ids the orchestrator mints come from a counter instead of ``uuid4``;
 - the launch form defaults to ``/tmp`` (never the real cwd) and launches run there;
 - cursors do not blink (``create_app(cursor_blink=False)``);
+- no live supervisor runs unless the test passes one (``supervise=Supervision(...)``);
 - SVG snapshots land in the top-level ``snapshots/<test module>/`` folder.
 """
 
@@ -115,6 +116,9 @@ def make_app() -> AppFactory:
             "launch_cwd": LAUNCH_CWD,
             "new_id": counted_ids(),
             "cursor_blink": False,  # a blink tick must never decide what a snapshot shows
+            # No live supervisor unless a test asks for one (``supervise=Supervision(...)``):
+            # a change it reports must never decide what a snapshot shows either.
+            "supervise": None,
         }
         return create_app(folder, **(options | kwargs))
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import pytest_textual_snapshot
+from another_process import ARRIVED_ID
 from syrupy import SnapshotAssertion
 from textual.command import CommandList
 from textual.pilot import Pilot
@@ -27,11 +28,14 @@ from tui_support import (
     session_list,
     session_with,
     settle,
+    status_panel,
     type_text,
     wait_until,
+    write_from_another_process,
 )
 
 from core.models import RunStatus, SessionState
+from tui.live import Supervision
 from tui.widgets.history import FollowUpCompletedCell, RunFailedCell
 
 SnapCompare = Callable[..., bool]
@@ -478,3 +482,53 @@ def test_snapshots_live_in_the_top_level_folder(
     }
     assert len(snapshot_tests) >= 20
     assert {p.stem for p in folder.glob("*.svg")} == snapshot_tests
+
+
+# --- live: what other processes do, while the panel is open --------------------
+
+LIVE = Supervision(store_poll_s=0.05, tick_s=0.2)
+
+
+def test_session_from_another_process(
+    snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory
+) -> None:
+    """A second process writes a session to the store: it appears on top, no key pressed."""
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _ready(pilot)
+        await write_from_another_process(demo_dir)
+        await wait_until(
+            pilot,
+            lambda: session_list(pilot.app).sessions[0].conversation_id == ARRIVED_ID,
+            what="the row from the other process",
+        )
+        await pilot.press("up")  # onto it: its preview
+        await settle(pilot)
+
+    app = make_app(demo_dir, supervise=LIVE)
+    assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
+
+
+def test_watcher_fallback_notice(
+    snap_compare: SnapCompare, data_dir: Path, make_app: AppFactory, tmp_path: Path
+) -> None:
+    """Transcripts that cannot be watched are re-scanned: the status line says so, and why."""
+    claude, codex = tmp_path / "claude", tmp_path / "codex"
+    (claude / "projects").mkdir(parents=True)
+    (codex / "sessions").mkdir(parents=True)
+    asyncio.run(
+        insert_sessions(data_dir, [session_with("plain-1", ["a prompt", "a reply"], title="plain")])
+    )
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _ready(pilot)
+        await wait_until(
+            pilot,
+            lambda: "watching: polling" in status_panel(pilot.app).snapshot.note,
+            what="the notice",
+        )
+        await settle(pilot)
+
+    polling = Supervision(store_poll_s=0.05, tick_s=0.2, rescan_s=30, force_polling=True)
+    app = make_app(data_dir, supervise=polling, import_sources=(claude, codex))
+    assert snap_compare(app, terminal_size=MEDIUM, run_before=run_before)

@@ -355,3 +355,12 @@ def wait_for_row(data_dir: Path, sql: str, seconds: float = 20.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"no row for {sql!r} after {seconds}s")
         time.sleep(0.05)
+
+
+async def write_from_another_process(data_dir: Path) -> None:
+    """Run ``another_process.py``: a second Python process writes a session to the store."""
+    script = Path(__file__).with_name("another_process.py")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), str(data_dir), cwd=script.parent
+    )
+    assert await process.wait() == 0

@@ -29,8 +29,16 @@ from core.events import HistoryEvent
 from core.models import Session, SessionPage, SessionState
 from core.orchestrator import AgentOrchestrator
 from tui import formatting as fmt
-from tui.bridge import HistoryPosted, RunOutputReceived, connect
+from tui.bridge import (
+    HistoryPosted,
+    RunOutputReceived,
+    RunsUpdated,
+    SessionsUpdated,
+    WatchStatusChanged,
+    connect,
+)
 from tui.commands import PickerCommands
+from tui.live import polling_note
 from tui.modals.confirm_dismiss import ConfirmDismiss
 from tui.modals.confirm_stop import ConfirmStop
 from tui.modals.follow_up import FollowUpPrompt
@@ -41,6 +49,7 @@ from tui.widgets.background_import import BackgroundImport, ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS, Dismissals
 from tui.widgets.filter_bar import DEBOUNCE_SECONDS, FilterBar
 from tui.widgets.history import HistoryCell, HistoryTimeline
+from tui.widgets.live_rows import LiveRows
 from tui.widgets.preview import QUIET_SECONDS, PreviewPane
 from tui.widgets.session_list import PAGE_SIZE, SessionList
 from tui.widgets.status_panel import FULLEST_SHOWN, StatusPanel
@@ -182,6 +191,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     history = getters.query_one(HistoryTimeline)
     dismissals = getters.query_one(Dismissals)
     background_import = getters.query_one(BackgroundImport)
+    live_rows = getters.query_one(LiveRows)
 
     def __init__(
         self,
@@ -195,9 +205,13 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         undo_seconds: float = UNDO_SECONDS,
         filter_debounce: float = DEBOUNCE_SECONDS,
         run_quiet_seconds: float = QUIET_SECONDS,
+        polling_every_s: float | None = None,
     ) -> None:
         super().__init__()
         self.orchestrator = orchestrator
+        # How often a supervisor that fell back to polling re-scans (for the status line).
+        self.polling_every_s = polling_every_s
+        self._watch_note = ""
         # A run silent this long shows its agent's stderr in the preview.
         self.run_quiet_seconds = run_quiet_seconds
         self.clock = clock
@@ -221,6 +235,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         dismissals = Dismissals(orch.dismiss, undo_seconds=self.undo_seconds)
         yield dismissals
         yield BackgroundImport(orch.import_sources, self.import_roots or (None, None))
+        yield LiveRows(orch.get_session)
         yield StatusPanel(self._load_status, id="status")
         with Horizontal(id="body"):
             with Vertical(id="left"):
@@ -285,6 +300,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             notes.append(f"{pending} dismissal pending · u to undo")
         if self.background_import.note:
             notes.append(self.background_import.note)
+        if self._watch_note:
+            notes.append(self._watch_note)
         self.status.reload(" · ".join(notes))
 
     @on(StatusPanel.Updated)
@@ -542,6 +559,53 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     def on_run_output_received(self, message: RunOutputReceived) -> None:
         self.preview.append_live(message.event.conversation_id, message.event.text)
+
+    # --- what other processes did (the supervisor) -------------------------
+
+    def on_sessions_updated(self, message: SessionsUpdated) -> None:
+        if not self._detached:
+            self.live_rows.queue(message.changed, message.removed)
+
+    @on(LiveRows.Read)
+    def _rows_read(self, event: LiveRows.Read) -> None:
+        """Update the rows on screen; a new session that sorts to the top appears there."""
+        if self._detached:
+            return
+        listed = self.sessions
+        shown = listed.highlighted_session
+        for cid in event.removed:
+            listed.remove_session(cid)
+        top = listed.sessions[0].last_interacted_at if listed.sessions else None
+        arrived = []
+        for session in event.sessions:
+            cid = session.conversation_id
+            if listed.index_of(cid) is not None:
+                listed.replace_session(session)
+            elif self.dismissals.is_pending(cid) or listed.filter_query:
+                continue  # hidden while its dismissal can be undone, or maybe by the filter
+            elif top is None or session.last_interacted_at >= top:
+                arrived.append(session)
+        for session in sorted(arrived, key=lambda s: s.last_interacted_at):
+            listed.insert_session(session, 0)
+        current = listed.highlighted_session
+        if current is None or shown is None or current.conversation_id != shown.conversation_id:
+            self._preview_highlighted()
+        elif any(s.conversation_id == current.conversation_id for s in event.sessions):
+            self.preview.session_changed(current)
+        self.refresh_status()
+
+    def on_runs_updated(self, message: RunsUpdated) -> None:
+        if not self._detached:
+            self.preview.refresh_run(message.run_ids)
+
+    def on_watch_status_changed(self, message: WatchStatusChanged) -> None:
+        status = message.status
+        note = ""
+        if status.transcripts == "polling":
+            note = polling_note(self.polling_every_s, status.reason)
+        if note != self._watch_note:
+            self._watch_note = note
+            self.refresh_status()
 
     @on(HistoryCell.Selected)
     def _cell_selected(self, event: HistoryCell.Selected) -> None:

@@ -171,6 +171,14 @@ class SessionDismissedCell(HistoryCell):
         return Text(first_line(self.event.title or "(untitled)", 100))
 
 
+EventKey = tuple[str, str, str | None, datetime]
+
+
+def event_key(event: HistoryEvent) -> EventKey:
+    """What makes a history event the same event wherever it came from."""
+    return (event.kind, event.conversation_id, getattr(event, "run_id", None), event.at)
+
+
 def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
     """The cell class that renders ``event``."""
     if isinstance(event, FollowUpCompleted | DelegateFinished):
@@ -205,6 +213,10 @@ class HistoryTimeline(ForwardsWorkerErrors, VerticalScroll):
         super().__init__(id=id)
         self._load = load
         self._clock = clock
+        # Keys of the cells on show: the same event can arrive twice (from this
+        # process's bus and again as another process's store change, or in the
+        # first load and live), and is shown once.
+        self._shown: set[EventKey] = set()
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -220,13 +232,20 @@ class HistoryTimeline(ForwardsWorkerErrors, VerticalScroll):
         self.add_events(list(reversed(events)))
 
     def add_events(self, events: list[HistoryEvent]) -> None:
-        """Append events (oldest first) as cells and keep the newest in view."""
-        if not events:
+        """Append events (oldest first) as cells, each once, and keep the newest in view."""
+        fresh = []
+        for event in events:
+            key = event_key(event)
+            if key not in self._shown:
+                self._shown.add(key)
+                fresh.append(event)
+        if not fresh:
             return
         for placeholder in self.query("#history-empty"):
             placeholder.remove()
-        self.mount_all([cell_for(e, self._clock) for e in events])
+        self.mount_all([cell_for(e, self._clock) for e in fresh])
         cells = list(self.query(HistoryCell))
         for stale in cells[: max(0, len(cells) - self.MAX_CELLS)]:
+            self._shown.discard(event_key(stale.event))
             stale.remove()
         self.call_after_refresh(self.scroll_end, animate=False)

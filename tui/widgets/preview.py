@@ -199,6 +199,14 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         if self.session is not None and self.session.conversation_id == session.conversation_id:
             self.preview(session)
 
+    def session_changed(self, session: Session) -> None:
+        """``session`` changed (another process, an appended transcript): show it anew
+        if it is on show at its newest page; an older page being read stays put."""
+        if self.session is None or self.session.conversation_id != session.conversation_id:
+            return
+        if len(self._cursors) == 1:
+            self._load(session)
+
     def page_older(self) -> bool:
         """Go back a page; False when there is none."""
         if self.session is None or self._older_cursor is None:

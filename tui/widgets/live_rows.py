@@ -1,0 +1,74 @@
+"""Rows other processes changed, re-read in batches (not drawn).
+
+The supervisor says which sessions changed (``SessionsChanged``), often in
+bursts: an import touching many transcripts, a run storing message after
+message. :class:`LiveRows` gathers the ids, re-reads only those sessions, and
+posts one :class:`LiveRows.Read` per batch; ids arriving while a batch is being
+read wait for the next one, so a burst costs a few reads and one repaint of
+the status, never one per event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from textual import work
+from textual.message import Message
+from textual.widget import Widget
+
+from core.errors import UnknownConversation
+from core.models import Session
+from tui.workers import ForwardsWorkerErrors
+
+SessionReader = Callable[[str], Awaitable[Session]]
+
+
+class LiveRows(ForwardsWorkerErrors, Widget):
+    """Queue of sessions to re-read; reports each batch read."""
+
+    DEFAULT_CSS = "LiveRows { display: none; }"
+
+    class Read(Message):
+        """A batch was re-read: ``sessions`` as they are now, ``removed`` gone."""
+
+        def __init__(self, sessions: list[Session], removed: tuple[str, ...]) -> None:
+            super().__init__()
+            self.sessions = sessions
+            self.removed = removed
+
+    def __init__(self, read_session: SessionReader) -> None:
+        super().__init__()
+        self._read_session = read_session
+        self._changed: dict[str, None] = {}  # ordered set: ids to re-read
+        self._removed: dict[str, None] = {}
+        self._reading = False
+
+    def queue(self, changed: tuple[str, ...], removed: tuple[str, ...]) -> None:
+        """Sessions ``changed`` (or added) and ``removed`` somewhere; read them soon."""
+        for cid in removed:
+            self._changed.pop(cid, None)
+            self._removed[cid] = None
+        for cid in changed:
+            if cid not in self._removed:
+                self._changed[cid] = None
+        if not self._reading and (self._changed or self._removed):
+            self._reading = True
+            self._read_batches()
+
+    @work(group="live-rows", name="reading changed sessions", exit_on_error=False)
+    async def _read_batches(self) -> None:
+        try:
+            while self._changed or self._removed:
+                changed, removed = list(self._changed), tuple(self._removed)
+                self._changed.clear()
+                self._removed.clear()
+                sessions: list[Session] = []
+                gone: list[str] = list(removed)
+                for cid in changed:
+                    try:
+                        sessions.append(await self._read_session(cid))
+                    except UnknownConversation:
+                        gone.append(cid)  # deleted between the change and this read
+                self.post_message(self.Read(sessions, tuple(gone)))
+        finally:
+            self._reading = False
