@@ -126,7 +126,7 @@ def generate(
             git_branch=branch,
         )
         status = RunStatus.FAILED if index % 13 == 5 else RunStatus.COMPLETED
-        yield FinishedSession(session, messages, last_us, ready_state(mode), status)
+        yield FinishedSession(session, messages, last_us, ready_state(mode, status), status)
 
 
 async def fill(

@@ -169,6 +169,13 @@ class AmbiguousId(DelegateError):
         self.candidates = candidates
 
 
+class WorkerUnavailable(DelegateError):
+    """A detached run's background process cannot start (no process slots, an
+    unwritable or odd log file in the data folder); nothing was recorded."""
+
+    code = "worker_unavailable"
+
+
 class InternalError(DelegateError):
     """Something delegate did not expect; the one line names it so it can be reported."""
 

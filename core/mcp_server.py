@@ -83,8 +83,10 @@ continues that conversation; agent_id defaults to the session's. Returns a new r
 in the same conversation_id, with run_status, output and usage.
 - Launch: {"prompt", "agent_id"?, "cwd"?, "mode"?: "standard"|"detached"}, or \
 {"batch": [{"prompt", "agent_id"?, "cwd"?}, ...]} for several at once. Standard runs \
-are awaited and return the reply; a detached launch returns at once with \
-run_status "running": list sessions until its state is "ready" before following up.
+are awaited and return the reply; "mode": "detached" (launch or follow-up) runs in a \
+background process of its own that outlives this server and returns at once with \
+run_status "running" and session_state: list sessions until its state is "ready" \
+before following up (a failed detached launch rests "idle": a follow-up retries it).
 conversation_id and batch are mutually exclusive. Error agent_busy ("delegate still \
 running") means the session is running another prompt: wait, then retry the same \
 call. session_not_ready: the detached session is still pending. unknown_conversation: \

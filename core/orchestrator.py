@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import os
 import signal
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from core import cursors, ids, process_identity
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
+from core.detached import GoMessage, UnavailableRunner, spawn_worker
 from core.errors import (
     AgentBusy,
     AmbiguousId,
@@ -91,6 +93,7 @@ T = TypeVar("T")
 CANCELLED_BY_USER = "cancelled by the user"
 STOP_WAIT_S = 10.0  # how long stop_run waits for another process to close its run
 STOP_POLL_S = 0.05
+DETACHED_POLL_S = 0.1  # how often a handle of a detached run reads it back while waiting
 CLI_RUNNERS = frozenset({"claude_code", "codex"})  # runners that start a process in the cwd
 TITLE_CHARS = 80
 # Ids people type: a unique prefix of this many characters names a session.
@@ -198,14 +201,32 @@ class RunHandle:
     # that comes that early is a flag the run checks when it starts.
     _started: bool = field(default=False, repr=False)
     _cancel_requested: bool = field(default=False, repr=False)
+    # A detached run: its worker process drives it; these follow and stop it.
+    _follow: Callable[[], Awaitable[Run]] | None = field(default=None, repr=False)
+    _stop: Callable[[], None] | None = field(default=None, repr=False)
+
+    @property
+    def detached(self) -> bool:
+        """Whether a worker process of its own drives this run (not this process)."""
+        return self._follow is not None
 
     async def stream(self) -> AsyncIterator[RunEvent]:
-        """The runner's events as they arrive (one consumer), ending with the run."""
+        """The runner's events as they arrive (one consumer), ending with the run.
+
+        A detached run's events stay in its worker: its stream ends with the run
+        and yields nothing (its reply is on the stored run, see :meth:`wait`).
+        """
+        if self._follow is not None:
+            await self._follow()
+            return
         while (event := await self._events.get()) is not None:
             yield event
 
     async def wait(self) -> Run:
-        """Wait for the run to end and return it as stored."""
+        """Wait for the run to end and return it as stored (a detached one: read
+        from the store until its worker closes it, or is found gone)."""
+        if self._follow is not None:
+            return await self._follow()
         assert self._task is not None
         return await asyncio.shield(self._task)
 
@@ -214,7 +235,9 @@ class RunHandle:
         if self._cancel_requested:
             return  # a second signal must not cut the run's own cleanup short
         self._cancel_requested = True
-        if self._task is not None and self._started:
+        if self._stop is not None:
+            self._stop()
+        elif self._task is not None and self._started:
             self._task.cancel()
 
 
@@ -519,6 +542,9 @@ class AgentOrchestrator:
 
         Returns one handle per run started (several only for ``batch``). Every
         call mints fresh run ids; a follow-up keeps its conversation id.
+        ``mode="detached"``: each run is handed to a worker process of its own
+        and this returns once it is recorded; the handles follow the run
+        through the store (see :meth:`_launch_detached`).
         """
         request = validate(
             AgentRequest,
@@ -536,13 +562,14 @@ class AgentOrchestrator:
             },
         )
         started: list[RunHandle] = []
+        detached = request.mode is SessionMode.DETACHED
+        launch = self._launch_detached if detached else self._launch
         try:
             if request.conversation_id is not None:
                 assert request.prompt is not None
                 conversation = await self.resolve_id(request.conversation_id)
-                started.append(
-                    await self._follow_up(conversation, request.prompt, request.agent_id)
-                )
+                follow_up = self._follow_up_detached if detached else self._follow_up
+                started.append(await follow_up(conversation, request.prompt, request.agent_id))
                 return started
             if request.batch is not None:
                 # Check every item before starting any, so a bad item starts nothing.
@@ -555,12 +582,12 @@ class AgentOrchestrator:
                     for item in request.batch
                 ]
                 for p, (agent, runner), where in plans:
-                    started.append(await self._launch(p, agent, runner, where, request.mode))
+                    started.append(await launch(p, agent, runner, where, request.mode))
                 return started
             assert request.prompt is not None
             agent, runner = self._runner_for(request.agent_id)
             where = self._check_cwd(request.cwd)
-            started.append(await self._launch(request.prompt, agent, runner, where, request.mode))
+            started.append(await launch(request.prompt, agent, runner, where, request.mode))
             return started
         except asyncio.CancelledError:
             # The caller will never see these handles: their runs stop too.
@@ -597,6 +624,19 @@ class AgentOrchestrator:
     async def _launch(
         self, prompt: str, agent_id: str, runner: Runner, cwd: Path, mode: SessionMode
     ) -> RunHandle:
+        request, started = await self._record_launch(prompt, agent_id, runner, cwd, mode)
+        return self._start(request, runner, RunKind.LAUNCH, started)
+
+    async def _record_launch(
+        self,
+        prompt: str,
+        agent_id: str,
+        runner: Runner,
+        cwd: Path,
+        mode: SessionMode,
+        owner: process_identity.ProcessIdentity | None = None,
+    ) -> tuple[RunRequest, HistoryEvent]:
+        """Store the new session and its first run (owned by ``owner``, else this process)."""
         now = self.clock()
         at_us = to_us(now)
         conversation_id, run_id = self._new_id(), self._new_id()
@@ -620,7 +660,7 @@ class AgentOrchestrator:
                     context_limit=config.context_limit,
                     git_branch=branch,
                 ),
-                NewRun(run_id, agent_id, RunKind.LAUNCH, prompt, at_us),
+                NewRun(run_id, agent_id, RunKind.LAUNCH, prompt, at_us, owner),
                 message,
             ),
         )
@@ -632,14 +672,32 @@ class AgentOrchestrator:
             prompt=prompt,
             mode=mode,
         )
-        request = RunRequest(run_id, conversation_id, agent_id, prompt, cwd, turn=1)
-        return self._start(request, runner, RunKind.LAUNCH, started)
+        return RunRequest(run_id, conversation_id, agent_id, prompt, cwd, turn=1), started
 
     async def _follow_up(
         self, conversation_id: str, prompt: str, agent_id: str | None
     ) -> RunHandle:
+        agent, runner, cwd = await self._check_follow_up(conversation_id, agent_id)
+        request, started = await self._record_follow_up(conversation_id, prompt, agent, runner, cwd)
+        return self._start(request, runner, RunKind.FOLLOW_UP, started)
+
+    async def _check_follow_up(
+        self, conversation_id: str, agent_id: str | None
+    ) -> tuple[str, Runner, Path]:
+        """The agent, runner and folder of a follow-up, checked before anything is written."""
         session = await self.store.sessions.get(conversation_id)
-        agent, runner, cwd = self._follow_up_plan(session, agent_id)
+        return self._follow_up_plan(session, agent_id)
+
+    async def _record_follow_up(
+        self,
+        conversation_id: str,
+        prompt: str,
+        agent: str,
+        runner: Runner,
+        cwd: Path,
+        owner: process_identity.ProcessIdentity | None = None,
+    ) -> tuple[RunRequest, HistoryEvent]:
+        """Claim the session for a follow-up run (owned by ``owner``, else this process)."""
         now = self.clock()
         at_us = to_us(now)
         run_id = self._new_id()
@@ -649,7 +707,9 @@ class AgentOrchestrator:
         session = await self._claim(
             run_id,
             self.store.runs.claim_follow_up(
-                conversation_id, NewRun(run_id, agent, RunKind.FOLLOW_UP, prompt, at_us), message
+                conversation_id,
+                NewRun(run_id, agent, RunKind.FOLLOW_UP, prompt, at_us, owner),
+                message,
             ),
         )
         started = FollowUpStarted(
@@ -669,7 +729,7 @@ class AgentOrchestrator:
             context_tokens=session.context.used_tokens - (message.token_count if message else 0),
             is_follow_up=True,
         )
-        return self._start(request, runner, RunKind.FOLLOW_UP, started)
+        return request, started
 
     def _follow_up_plan(self, session: Session, agent_id: str | None) -> tuple[str, Runner, Path]:
         """The agent, runner and folder a follow-up would use; raises what refuses it.
@@ -948,6 +1008,124 @@ class AgentOrchestrator:
         await self._emit(event)
         self._runs.pop(request.run_id, None)
         return run
+
+    # --- detached runs: a worker process of their own (core/detached.py) ------
+
+    async def _launch_detached(
+        self, prompt: str, agent_id: str, runner: Runner, cwd: Path, mode: SessionMode
+    ) -> RunHandle:
+        """A launch its own worker process drives; returns once it is recorded."""
+        return await self._detach(
+            RunKind.LAUNCH,
+            lambda owner: self._record_launch(prompt, agent_id, runner, cwd, mode, owner),
+        )
+
+    async def _follow_up_detached(
+        self, conversation_id: str, prompt: str, agent_id: str | None
+    ) -> RunHandle:
+        """A follow-up its own worker process drives; returns once the session is claimed."""
+        agent, runner, cwd = await self._check_follow_up(conversation_id, agent_id)
+        return await self._detach(
+            RunKind.FOLLOW_UP,
+            lambda owner: self._record_follow_up(
+                conversation_id, prompt, agent, runner, cwd, owner
+            ),
+        )
+
+    async def _detach(
+        self,
+        kind: RunKind,
+        record: Callable[
+            [process_identity.ProcessIdentity], Awaitable[tuple[RunRequest, HistoryEvent]]
+        ],
+    ) -> RunHandle:
+        """Start a worker, record the run as the worker's, then hand it the run.
+
+        The worker exists before the run is recorded, so the run never has an
+        owner that is not alive; a refused or cancelled record stops the worker
+        before it touched anything (the handshake: core/detached.py).
+        """
+        worker = spawn_worker(self.store.path.parent)
+        try:
+            request, _started = await record(worker.identity)  # the worker stores it
+        except BaseException:
+            worker.abandon()
+            raise
+        worker.go(
+            GoMessage(
+                request.run_id,
+                self.settings,
+                str(request.cwd),
+                request.turn,
+                request.context_tokens,
+            )
+        )
+        handle = RunHandle(request.run_id, request.conversation_id, request.agent_id, kind)
+        handle._follow = functools.partial(self._follow_detached, request.run_id)
+        handle._stop = worker.stop
+        return handle
+
+    async def _follow_detached(self, run_id: str) -> Run:
+        """The run as stored once it is closed, whichever process closes it."""
+        while (run := await self.store.runs.get(run_id)).status is RunStatus.RUNNING:
+            # A worker that died never closes its run: any reader does.
+            if not await self.store.runs.interrupt_dead_runs(run.conversation_id):
+                await asyncio.sleep(DETACHED_POLL_S)
+        return run
+
+    async def start_detached(self, go: GoMessage) -> RunHandle:
+        """Drive the run a caller recorded for this process (the worker's half).
+
+        The run must be in flight and owned by this very process (pid, start
+        time, host): a go message naming any other run is ``not_running``.
+        Its ``started`` history event is stored here, when the run starts.
+        """
+        flight = await self.store.runs.in_flight(go.run_id)
+        me = process_identity.current()
+        if (
+            flight is None
+            or flight.run_id != go.run_id
+            or (flight.owner_host_id, flight.owner_pid, flight.owner_started)
+            != (me.host_id, me.pid, me.started)
+        ):
+            raise NotRunning(go.run_id, "it is not a run recorded for this worker")
+        run = await self.store.runs.get(go.run_id)
+        session = await self.store.sessions.get(run.conversation_id)
+        follow_up = run.kind is RunKind.FOLLOW_UP
+        request = RunRequest(
+            run.run_id,
+            run.conversation_id,
+            run.agent_id,
+            run.prompt,
+            Path(go.cwd),
+            turn=go.turn,
+            context_tokens=go.context_tokens,
+            is_follow_up=follow_up,
+        )
+        started: HistoryEvent
+        if follow_up:
+            started = FollowUpStarted(
+                at=run.started_at,
+                conversation_id=run.conversation_id,
+                run_id=run.run_id,
+                agent_id=run.agent_id,
+                prompt=run.prompt,
+            )
+        else:
+            started = DelegateLaunched(
+                at=run.started_at,
+                conversation_id=run.conversation_id,
+                run_id=run.run_id,
+                agent_id=run.agent_id,
+                prompt=run.prompt,
+                mode=session.mode,
+            )
+        runner: Runner
+        try:
+            _, runner = self._runner_for(run.agent_id)
+        except DelegateError as exc:  # e.g. its script vanished since the caller checked
+            runner = UnavailableRunner(exc.message)
+        return self._start(request, runner, run.kind, started)
 
     def running(self) -> list[RunHandle]:
         """Runs this process is driving now."""

@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from core.errors import DelegateError, InternalError, InvalidRequest
-from core.models import AgentRequest, Run, SessionMode, SessionsRequest
+from core.models import AgentRequest, Run, RunKind, SessionsRequest, SessionState
 from core.orchestrator import AgentOrchestrator, RunHandle, validate
 from core.redact import redact_data
 
@@ -58,7 +58,8 @@ async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[st
         return exc.to_payload()
 
 
-def _run_payload(handle: RunHandle, run: Run | None) -> dict[str, Any]:
+def run_payload(handle: RunHandle, run: Run | None) -> dict[str, Any]:
+    """A run as the tool answers it; ``run`` None: a detached run just handed to its worker."""
     body: dict[str, Any] = {
         "run_id": handle.run_id,
         "conversation_id": handle.conversation_id,
@@ -66,7 +67,9 @@ def _run_payload(handle: RunHandle, run: Run | None) -> dict[str, Any]:
         "kind": handle.kind.value,
     }
     if run is None:
-        body["run_status"] = "running"
+        # A detached launch's session waits pending until its run completes.
+        state = SessionState.PENDING if handle.kind is RunKind.LAUNCH else SessionState.RUNNING
+        body.update(run_status="running", session_state=state.value)
         return body
     body.update(
         run_status=run.status.value,
@@ -82,8 +85,11 @@ def _run_payload(handle: RunHandle, run: Run | None) -> dict[str, Any]:
 async def delegate_agent(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, Any]:
     """Launch a delegate (or a batch), or follow up on ``conversation_id``.
 
-    Standard runs are awaited and their reply returned; detached runs return at
-    once with ``run_status: running`` — poll ``delegate_sessions`` for Ready.
+    Standard runs are awaited and their reply returned. Detached runs (launch
+    or follow-up) are handed to a worker process of their own and answered at
+    once with ``run_status: running`` and ``session_state`` (``pending`` for a
+    launch): the run goes on if this caller ends. Poll ``delegate_sessions``
+    for Ready.
     """
     try:
         request = validate(AgentRequest, parse_request(raw))
@@ -97,9 +103,8 @@ async def delegate_agent(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, 
             cwd=request.cwd,
             mode=request.mode,
         )
-        detached = request.mode is SessionMode.DETACHED and request.conversation_id is None
-        runs = [None if detached else await h.wait() for h in handles]
-        payloads = [_run_payload(h, r) for h, r in zip(handles, runs, strict=True)]
+        runs = [None if h.detached else await h.wait() for h in handles]
+        payloads = [run_payload(h, r) for h, r in zip(handles, runs, strict=True)]
         if request.batch is not None:
             return {"status": "ok", "runs": payloads}
         return {"status": "ok", **payloads[0]}

@@ -81,7 +81,7 @@ def finished(
             for i in range(messages)
         ],
         last_interacted_us=last_us,
-        state=state or ready_state(mode),
+        state=state or ready_state(mode, RunStatus.COMPLETED),
         last_run_status=RunStatus.COMPLETED,
     )
 

@@ -139,13 +139,39 @@ async def cmd_sessions_stop(orch: AgentOrchestrator, args: argparse.Namespace) -
     return EXIT_OK
 
 
+async def cmd_run_detached(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    """Hand one launch or follow-up to a worker process of its own and return at once.
+
+    Prints the run id and conversation id (``--json``: the tool's answer). The
+    run does not depend on this process: Ctrl+C here, or closing the terminal,
+    changes nothing about it (``delegate sessions stop`` stops it).
+    """
+    from core.tools import run_payload
+
+    [handle] = await orch.delegate(
+        prompt=_read_arg(args.prompt),
+        agent_id=args.agent,
+        conversation_id=args.session,
+        cwd=args.cwd,
+        mode="detached",
+    )
+    if args.json:
+        _print_json({"status": "ok", **run_payload(handle, None)})
+    else:
+        kind = "follow-up" if args.session else "launch"
+        print(f"detached {kind} run {handle.run_id} in conversation {handle.conversation_id}")
+    return EXIT_OK
+
+
 async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    """Run one launch or follow-up, streaming its reply.
+    """Run one launch or follow-up, streaming its reply (``--detached``: in the background).
 
     SIGINT, SIGTERM and SIGHUP cancel the run at once: the agent's process
     group is stopped, the partial reply kept, the run stored ``cancelled``,
     and the exit code is 128 + the signal's number (130 for Ctrl+C).
     """
+    if args.detached:
+        return await cmd_run_detached(orch, args)
     import signal
 
     from core.runners import RunFailed, TextDelta
@@ -177,7 +203,6 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                 agent_id=args.agent,
                 conversation_id=args.session,
                 cwd=args.cwd,
-                mode="detached" if args.detached else "standard",
             )
         except asyncio.CancelledError:
             if caught:
@@ -188,6 +213,8 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         kind = "follow-up" if args.session else "launch"
         print(f"{kind} run {handle.run_id} in conversation {handle.conversation_id}", file=err)
         async for event in handle.stream():
+            if args.json:
+                continue  # the whole run is printed once it is over
             if isinstance(event, TextDelta):
                 # Per chunk: a secret split across two chunks can slip through here,
                 # never into the store (the run is redacted whole when it closes).
@@ -199,7 +226,12 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
-    sys.stdout.write("\n")
+    if args.json:
+        from core.tools import run_payload
+
+        _print_json({"status": "ok", **run_payload(handle, run)})
+    else:
+        sys.stdout.write("\n")
     usage = run.usage
     print(
         f"{run.status.value} in {run.duration_s or 0:.2f}s · "
@@ -385,7 +417,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent", help="agent id (default: the session's, else the default)")
     run.add_argument("--session", metavar="ID", help="follow up on this conversation")
     run.add_argument("--cwd", help="working directory of a new delegate (default: here)")
-    run.add_argument("--detached", action="store_true", help="launch in detached mode")
+    run.add_argument(
+        "--detached",
+        action="store_true",
+        help="run in a background process of its own and print its ids at once",
+    )
+    run.add_argument(
+        "--json", action="store_true", help="print the run (or its ids, detached) as JSON"
+    )
     run.set_defaults(handler=cmd_run)
 
     demo = sub.add_parser("demo", help="fill the store with deterministic demo sessions")

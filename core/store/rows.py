@@ -30,6 +30,7 @@ from core.models import (
     SessionState,
     Usage,
 )
+from core.process_identity import ProcessIdentity
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -72,13 +73,15 @@ class NewMessage:
 
 @dataclass(frozen=True, slots=True)
 class NewRun:
-    """A run about to start: a launch or a follow-up, owned by this process."""
+    """A run about to start: a launch or a follow-up, owned by this process unless
+    ``owner`` names another (the worker process of a detached run)."""
 
     run_id: str
     agent_id: str
     kind: RunKind
     prompt: str
     started_us: int
+    owner: ProcessIdentity | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +338,13 @@ def run_from_row(row: aiosqlite.Row) -> Run:
     )
 
 
-def ready_state(mode: SessionMode) -> SessionState:
-    """Where a session rests between runs: detached sessions wait as Ready."""
-    return SessionState.READY if mode is SessionMode.DETACHED else SessionState.IDLE
+def ready_state(mode: SessionMode, status: RunStatus) -> SessionState:
+    """Where a session rests after a run that ended ``status``.
+
+    A detached session is Ready once a run of it completed; one that failed,
+    was cancelled or lost its process rests ``idle`` with ``last_run_status``
+    saying why, never Ready: the user retries (a follow-up) or dismisses it.
+    """
+    if mode is SessionMode.DETACHED and status is RunStatus.COMPLETED:
+        return SessionState.READY
+    return SessionState.IDLE

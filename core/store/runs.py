@@ -150,8 +150,8 @@ class RunsRepository:
             await self._messages.count_turn_in(db, conversation_id)
 
     async def _insert(self, db: aiosqlite.Connection, conversation_id: str, run: NewRun) -> None:
-        """The run row, owned by this process (host identity, pid, start time)."""
-        me = process_identity.current()
+        """The run row, owned by this process or ``run.owner`` (host identity, pid, start time)."""
+        me = run.owner or process_identity.current()
         await db.execute(
             "INSERT INTO runs(run_id, conversation_id, agent_id, kind, prompt, status, started_at,"
             " owner_pid, owner_host, owner_host_id, owner_started)"
@@ -207,7 +207,7 @@ class RunsRepository:
                     "",
                     f"the process running it (pid {r['owner_pid']}) ended before it finished",
                     None,
-                    ready_state(SessionMode(r["mode"])),
+                    ready_state(SessionMode(r["mode"]), RunStatus.INTERRUPTED),
                 )
         return len(dead)
 
@@ -308,7 +308,7 @@ class RunsRepository:
                 output,
                 error,
                 finished_us,
-                ready_state(mode),
+                ready_state(mode, status),
             )
             closed = first_row(
                 await db.execute_fetchall(
