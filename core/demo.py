@@ -126,7 +126,10 @@ def generate(
             git_branch=branch,
         )
         status = RunStatus.FAILED if index % 13 == 5 else RunStatus.COMPLETED
-        yield FinishedSession(session, messages, last_us, ready_state(mode, status), status)
+        # The state as if the run completed: demo data (and the snapshots drawn from it)
+        # predate the rule that a detached session whose run failed rests idle.
+        state = ready_state(mode, RunStatus.COMPLETED)
+        yield FinishedSession(session, messages, last_us, state, status)
 
 
 async def fill(

@@ -34,8 +34,9 @@ from core.orchestrator import AgentOrchestrator
 from core.tools import delegate_agent
 
 WAIT_S = 30.0
-# Generous under a loaded test machine; the benchmark measures the real figure.
-RETURNS_WITHIN_S = 5.0
+# The run is held open by its gate: a caller that waited for it would never return.
+# Generous for a loaded test machine; the benchmark measures the real figure.
+RETURNS_WITHIN_S = 20.0
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
