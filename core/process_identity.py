@@ -68,6 +68,18 @@ def start_time(pid: int) -> int | None:
         return None
 
 
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has exited and only waits to be reaped (state ``Z``): it is dead.
+
+    A detached worker's parent may be long gone and the reaper slow; signals
+    still "reach" a zombie, so only its state tells.
+    """
+    stat = _read(f"/proc/{pid}/stat")
+    if stat is None:
+        return False
+    return stat[stat.rfind(")") + 2 :].startswith("Z")
+
+
 def current() -> ProcessIdentity:
     """This process."""
     pid = os.getpid()
@@ -114,7 +126,7 @@ def liveness(
         if host == socket.gethostname() and _same_machine_other_boot(owner_host_id, ours):
             return "gone"
         return "unknown"  # hook: another host's runs are judged by its heartbeat
-    if not _pid_exists(pid):
+    if not _pid_exists(pid) or _zombie(pid):
         return "gone"
     if started is None:
         return "alive"
