@@ -105,6 +105,11 @@ class Settings(BaseModel):
         default_factory=dict, description="binding id -> keys, e.g. picker.dismiss = 'k'"
     )
     preview_messages: int = Field(default=6, ge=1, le=100, description="messages per preview page")
+    run_grace_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="a run whose owner has not beaten for this long is marked interrupted",
+    )
 
 
 def load_settings(data_dir: Path) -> Settings:

@@ -71,8 +71,22 @@ class SessionDismissed(_Event):
     title: str
 
 
+class RunInterrupted(_Event):
+    """A run whose owner died or stopped beating was closed by whoever noticed."""
+
+    kind: Literal["run_interrupted"] = "run_interrupted"
+    run_id: str
+    agent_id: str
+    reason: str
+
+
 HistoryEvent = Annotated[
-    DelegateLaunched | DelegateFinished | FollowUpStarted | FollowUpCompleted | SessionDismissed,
+    DelegateLaunched
+    | DelegateFinished
+    | FollowUpStarted
+    | FollowUpCompleted
+    | SessionDismissed
+    | RunInterrupted,
     Field(discriminator="kind"),
 ]
 HISTORY_EVENT = TypeAdapter[HistoryEvent](HistoryEvent)
@@ -87,6 +101,24 @@ class RunOutput(BaseModel):
     conversation_id: str
     run_id: str
     text: str
+
+
+class RunActivity(BaseModel):
+    """Transient: what a run this process drives is doing (its stderr arrived).
+
+    ``live_output`` is the tail of the reply so far, ``stderr_tail`` the last
+    lines of the agent's standard error, both redacted; the same tails are
+    stored (throttled) so panels of other processes see them too.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["run_activity"] = "run_activity"
+    conversation_id: str
+    run_id: str
+    stderr_tail: str
+    live_output: str
+    at: datetime
 
 
 class SessionsChanged(BaseModel):
@@ -131,7 +163,7 @@ class WatchStatus(BaseModel):
 
 
 SupervisorEvent = SessionsChanged | RunsChanged | WatchStatus
-BusEvent = HistoryEvent | RunOutput | SupervisorEvent
+BusEvent = HistoryEvent | RunOutput | RunActivity | SupervisorEvent
 Listener = Callable[[BusEvent], None]
 
 

@@ -148,7 +148,7 @@ def _lifespan_for(data_dir: Path) -> Any:
     async def lifespan(_server: Server[ServerState]) -> AsyncIterator[ServerState]:
         state = ServerState()
         try:
-            state.orch = await AgentOrchestrator.open(data_dir)
+            state.orch = await AgentOrchestrator.open(data_dir, owner_kind="mcp")
         except Exception as exc:
             # Keep serving: every call answers with this error, which tells the
             # primary agent (and its user) what to fix better than a dead server.

@@ -304,6 +304,38 @@ INSERT INTO search_docs (conversation_id, kind, at, body)
 INSERT INTO search_fts (search_fts) VALUES ('rebuild');
 UPDATE source_files SET size = -1, parse_state = '{}'
 """,
+    # Issue 8: runs owned and stoppable from anywhere. The owner beats every few
+    # seconds (a run whose beat is older than the grace period is interrupted by
+    # whoever sees it), a stop from another process sets the cancel flag its
+    # owner reads on the next beat, and the live tail of the reply and of the
+    # agent's stderr are kept so a panel in another process can show them.
+    # A heartbeat alone is not a change a watcher must see: the change feed's
+    # trigger now fires for every column but ``heartbeat_at``.
+    7: """
+ALTER TABLE runs ADD COLUMN heartbeat_at INTEGER;
+ALTER TABLE runs ADD COLUMN cancel_requested_at INTEGER;
+ALTER TABLE runs ADD COLUMN live_output TEXT;
+ALTER TABLE runs ADD COLUMN stderr_tail TEXT;
+ALTER TABLE runs ADD COLUMN last_output_at INTEGER;
+ALTER TABLE runs ADD COLUMN owner_kind TEXT NOT NULL DEFAULT 'other';
+
+CREATE INDEX runs_newest_first ON runs (started_at DESC, run_id DESC);
+CREATE INDEX runs_by_status ON runs (status, started_at DESC, run_id DESC);
+
+DROP TRIGGER runs_change_update;
+CREATE TRIGGER runs_change_update AFTER UPDATE OF
+    run_id, conversation_id, agent_id, kind, prompt, status, started_at, finished_at,
+    input_tokens, output_tokens, output, error, owner_pid, owner_host, stderr,
+    owner_host_id, owner_started, agent_pid, agent_started, cancel_requested_at,
+    live_output, stderr_tail, last_output_at, owner_kind
+ON runs
+    WHEN NEW.change_seq IS OLD.change_seq
+BEGIN
+    UPDATE change_counter SET seq = seq + 1 WHERE id = 1;
+    UPDATE runs SET change_seq = (SELECT seq FROM change_counter WHERE id = 1)
+        WHERE rowid = NEW.rowid;
+END
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

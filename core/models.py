@@ -53,7 +53,14 @@ class RunStatus(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
-    INTERRUPTED = "interrupted"  # its owning process died before it finished
+    INTERRUPTED = "interrupted"  # its owner died or stopped beating before it finished
+
+
+# Who drives a run: a one-run process (``delegate run``, a detached worker) may
+# be signalled to stop it; a panel, the MCP server or ``delegate watch`` drive
+# other runs too and are only ever asked through the cancel flag.
+OwnerKind = Literal["run", "worker", "panel", "mcp", "watch", "other"]
+ONE_RUN_OWNERS: frozenset[str] = frozenset({"run", "worker"})
 
 
 class Role(StrEnum):
@@ -148,6 +155,17 @@ class Run(Strict):
     output: str = ""
     error: str | None = None
     stderr: str | None = None  # the tail of an agent CLI's standard error
+    # While it runs (issue 8): the owner's last beat, a stop asked by anyone,
+    # and the live tails other processes show (the reply so far, the last
+    # lines of the agent's stderr) with when output last arrived.
+    heartbeat_at: datetime | None = None
+    cancel_requested: bool = False
+    live_output: str | None = None
+    stderr_tail: str | None = None
+    last_output_at: datetime | None = None
+    owner_kind: str = "other"
+    owner_host: str | None = None
+    owner_pid: int | None = None
 
     @property
     def duration_s(self) -> float | None:

@@ -44,17 +44,22 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HistoryEvent,
+    RunActivity,
+    RunInterrupted,
     RunOutput,
     SessionDismissed,
 )
 from core.gitinfo import current_branch
+from core.live_activity import LiveActivity
 from core.models import (
     DEFAULT_MESSAGE_PAGE,
     DEFAULT_SEARCH_PAGE,
     DEFAULT_SESSION_PAGE,
+    ONE_RUN_OWNERS,
     AgentRequest,
     Message,
     MessagePage,
+    OwnerKind,
     Role,
     Run,
     RunKind,
@@ -75,6 +80,7 @@ from core.runners import (
     RunEvent,
     RunFailed,
     RunRequest,
+    StderrLine,
     TextDelta,
     build_runner,
 )
@@ -83,6 +89,7 @@ from core.runners.subprocess import on_process_started, stop_orphan
 from core.search.parser import parse_query
 from core.search.querying import SessionSearch
 from core.store import HistoryEvents, NewMessage, NewRun, NewSession, Store
+from core.store.runs import RunInFlight
 from core.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -94,6 +101,9 @@ CANCELLED_BY_USER = "cancelled by the user"
 STOP_WAIT_S = 10.0  # how long stop_run waits for another process to close its run
 STOP_POLL_S = 0.05
 DETACHED_POLL_S = 0.1  # how often a handle of a detached run reads it back while waiting
+HEARTBEAT_S = 2.0  # how often a process driving runs says it is alive (and reads cancel flags)
+SIGNAL_AFTER_BEATS = 2  # a one-run owner that has not stopped by then gets SIGTERM
+ACTIVITY_INTERVAL_S = 0.25  # at most this often a run's live output is stored
 CLI_RUNNERS = frozenset({"claude_code", "codex"})  # runners that start a process in the cwd
 TITLE_CHARS = 80
 # Ids people type: a unique prefix of this many characters names a session.
@@ -168,6 +178,22 @@ def _printable(value: object) -> str:
     return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def _terminate_owner(flight: RunInFlight) -> bool:
+    """SIGTERM a run's owner on this host if it is still the recorded process."""
+    if flight.owner_pid is None:
+        return False
+    alive = process_identity.liveness(
+        flight.owner_host, flight.owner_host_id, flight.owner_pid, flight.owner_started
+    )
+    if alive != "alive":
+        return False
+    try:
+        os.kill(flight.owner_pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
 def title_from_prompt(prompt: str) -> str:
     first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
     return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
@@ -177,14 +203,16 @@ def title_from_prompt(prompt: str) -> str:
 class StopOutcome:
     """What :meth:`AgentOrchestrator.stop_run` did.
 
-    ``how``: ``cancelled`` (a run of this process), ``stopped`` (its owner was
-    signalled and stored it closed), ``signalled`` (signalled, not yet closed
-    when the wait ended), ``interrupted`` (its owner was already gone).
+    ``how``: ``cancelled`` (a run of this process), ``stopped`` (its owner
+    stored it closed), ``signalled`` (its owner was sent SIGTERM and had not
+    closed it when the wait ended), ``requested`` (the cancel flag is set and
+    its owner, on another host or busy, had not closed it yet: it will on its
+    next heartbeat), ``interrupted`` (its owner was already gone).
     """
 
     run_id: str
     conversation_id: str
-    how: Literal["cancelled", "stopped", "signalled", "interrupted"]
+    how: Literal["cancelled", "stopped", "signalled", "requested", "interrupted"]
 
 
 @dataclass
@@ -252,14 +280,26 @@ class AgentOrchestrator:
         bus: EventBus | None = None,
         clock: Clock = system_clock,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        owner_kind: OwnerKind = "other",
+        heartbeat_s: float = HEARTBEAT_S,
+        activity_interval_s: float = ACTIVITY_INTERVAL_S,
     ) -> None:
+        """``owner_kind``: what this process is to the runs it drives (``run`` for
+        ``delegate run``, ``worker`` for a detached worker: only those are ever
+        signalled by a stop from elsewhere). ``heartbeat_s``: how often its runs
+        are stamped alive and their cancel flags read. ``activity_interval_s``:
+        how often at most a run's live output and stderr tail are stored."""
         self.store = store
         self.settings = settings
         self.bus = bus or EventBus()
         self.clock = clock
+        self.owner_kind: OwnerKind = owner_kind
+        self.heartbeat_s = heartbeat_s
+        self.activity_interval_s = activity_interval_s
         self._new_id = new_id
         self._runs: dict[str, RunHandle] = {}
         self._background: set[asyncio.Future[None]] = set()  # transcript imports
+        self._heartbeat: asyncio.Task[None] | None = None  # only while runs are in flight
 
     @classmethod
     async def open(
@@ -292,6 +332,7 @@ class AgentOrchestrator:
                 handle.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*self._background, return_exceptions=True)
+        await self._stop_beating()
         await self.store.close()
 
     # --- discovery and preview ------------------------------------------
@@ -660,7 +701,15 @@ class AgentOrchestrator:
                     context_limit=config.context_limit,
                     git_branch=branch,
                 ),
-                NewRun(run_id, agent_id, RunKind.LAUNCH, prompt, at_us, owner),
+                NewRun(
+                    run_id,
+                    agent_id,
+                    RunKind.LAUNCH,
+                    prompt,
+                    at_us,
+                    owner,
+                    self._owner_kind_of(owner),
+                ),
                 message,
             ),
         )
@@ -708,7 +757,15 @@ class AgentOrchestrator:
             run_id,
             self.store.runs.claim_follow_up(
                 conversation_id,
-                NewRun(run_id, agent, RunKind.FOLLOW_UP, prompt, at_us, owner),
+                NewRun(
+                    run_id,
+                    agent,
+                    RunKind.FOLLOW_UP,
+                    prompt,
+                    at_us,
+                    owner,
+                    self._owner_kind_of(owner),
+                ),
                 message,
             ),
         )
@@ -807,15 +864,24 @@ class AgentOrchestrator:
         handle = RunHandle(request.run_id, request.conversation_id, request.agent_id, kind)
         handle._task = asyncio.create_task(self._execute(handle, runner, request, started))
         self._runs[request.run_id] = handle
+        self._keep_beating()
         return handle
 
     async def _execute(
         self, handle: RunHandle, runner: Runner, request: RunRequest, started: HistoryEvent
     ) -> Run:
         """Drive the runner, store what it says, and close the run whatever happens."""
-        usage, status, error, reply = Usage(), RunStatus.COMPLETED, None, []
+        usage, status, error = Usage(), RunStatus.COMPLETED, None
+        reply: list[str] = []
         streamed: list[str] = []  # text since the last whole assistant message
         ended: RunCompleted | RunFailed | None = None
+        activity = LiveActivity(
+            self.store.runs,
+            request.run_id,
+            lambda: "".join(reply) + "".join(streamed),
+            interval_s=self.activity_interval_s,
+            clock=self.clock,
+        )
         handle._started = True
         try:
             if handle._cancel_requested:
@@ -840,6 +906,7 @@ class AgentOrchestrator:
                     handle._events.put_nowait(event)
                     if isinstance(event, TextDelta):
                         streamed.append(event.text)
+                        activity.changed()
                         self.bus.publish(
                             RunOutput(
                                 conversation_id=request.conversation_id,
@@ -847,12 +914,16 @@ class AgentOrchestrator:
                                 text=event.text,
                             )
                         )
+                    elif isinstance(event, StderrLine):
+                        activity.stderr_line(event.text)
+                        self._publish_activity(request, activity)
                     elif isinstance(event, MessageOut):
                         if not runner.owns_transcript:
                             await self._store_reply(request, event)
                         if event.role is Role.ASSISTANT:
                             reply.append(event.content)
                             streamed.clear()
+                            activity.changed()
                     elif isinstance(event, ConversationIdAssigned):
                         request = await self._rekey(handle, request, event.external_id)
                     elif isinstance(event, RunCompleted):
@@ -867,6 +938,7 @@ class AgentOrchestrator:
             status, error = RunStatus.FAILED, f"{type(exc).__name__}: {exc}"
         finally:
             handle._events.put_nowait(None)
+        await _uncancellable(activity.close())
         partial = "".join(streamed) if status is not RunStatus.COMPLETED else ""
         run = await _uncancellable(
             self._close_run(
@@ -981,6 +1053,7 @@ class AgentOrchestrator:
             stderr=stderr,
         )
         duration = run.duration_s or 0.0
+        status = run.status  # the first close wins: another process may have interrupted it
         event: HistoryEvent
         if request.is_follow_up:
             event = FollowUpCompleted(
@@ -1141,15 +1214,19 @@ class AgentOrchestrator:
         return True
 
     async def stop_run(self, run_or_conversation_id: str) -> StopOutcome:
-        """Stop a run of this host, whoever drives it (``x`` in the panel, ``sessions stop``).
+        """Stop a run, whoever drives it (``x`` in any panel, ``runs stop``, ``sessions stop``).
 
         Named by its run id or its session's conversation id. A run of this
-        process is cancelled. A run of another live process on this host (a
-        ``delegate run``, another panel) is stopped by sending that process
-        SIGTERM, once its identity (pid and start time) is checked: it then
-        cancels its runs and stores them ``cancelled``. Waits until the run is
-        stored closed (at most ``STOP_WAIT_S``). ``not_running`` when nothing
-        is in flight; ``unknown_conversation`` when the id names nothing.
+        process is cancelled at once. Any other run gets its cancel flag set in
+        the store: its owner reads it on its next heartbeat and stores the run
+        ``cancelled`` (partial reply kept). An owner on this host that is a
+        one-run process (``delegate run``, a detached worker) and has not closed
+        the run within ``SIGNAL_AFTER_BEATS`` heartbeats is also sent SIGTERM,
+        once its identity (pid and start time) is checked; a panel or an MCP
+        server, which drive other runs too, never is. Waits until the run is
+        stored closed (at most ``STOP_WAIT_S``); a run of another host is only
+        flagged (``requested``). ``not_running`` when nothing is in flight;
+        ``unknown_conversation`` when the id names nothing.
         """
         ident = await self._session_or_run_id(run_or_conversation_id)
         for handle in list(self._runs.values()):
@@ -1164,20 +1241,95 @@ class AgentOrchestrator:
         alive = process_identity.liveness(
             flight.owner_host, flight.owner_host_id, flight.owner_pid, flight.owner_started
         )
-        if alive == "unknown":  # another host's run: not ours to signal
-            raise NotRunning(ident, f"its run {flight.run_id} runs on {flight.owner_host}")
-        if flight.owner_pid == os.getpid():  # never signal ourselves
-            raise NotRunning(ident, f"its run {flight.run_id} is driven elsewhere in this process")
-        if alive == "gone" or flight.owner_pid is None:
+        if alive == "gone":
             await self.store.runs.interrupt_dead_runs(flight.conversation_id)
             return StopOutcome(flight.run_id, flight.conversation_id, "interrupted")
-        os.kill(flight.owner_pid, signal.SIGTERM)
-        deadline = asyncio.get_running_loop().time() + STOP_WAIT_S
+        await self.store.runs.request_cancel(flight.run_id, to_us(self.clock()))
+        if alive == "unknown":  # another host: its owner reads the flag on its next beat
+            return StopOutcome(flight.run_id, flight.conversation_id, "requested")
+        return await self._await_stop(flight)
+
+    async def _await_stop(self, flight: RunInFlight) -> StopOutcome:
+        """Wait for a flagged run of this host to close; SIGTERM a one-run owner that lags."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        signal_at = (
+            started + SIGNAL_AFTER_BEATS * self.heartbeat_s
+            if flight.owner_kind in ONE_RUN_OWNERS and flight.owner_pid != os.getpid()
+            else None
+        )
+        signalled = False
         while await self.store.runs.in_flight(flight.run_id) is not None:
-            if asyncio.get_running_loop().time() > deadline:
-                return StopOutcome(flight.run_id, flight.conversation_id, "signalled")
+            now = loop.time()
+            if signal_at is not None and not signalled and now >= signal_at:
+                signalled = _terminate_owner(flight)
+            if now - started > STOP_WAIT_S:
+                how: Literal["signalled", "requested"] = "signalled" if signalled else "requested"
+                return StopOutcome(flight.run_id, flight.conversation_id, how)
             await asyncio.sleep(STOP_POLL_S)
         return StopOutcome(flight.run_id, flight.conversation_id, "stopped")
+
+    # --- heartbeats and stale runs (issue 8) ------------------------------
+
+    def _owner_kind_of(self, owner: process_identity.ProcessIdentity | None) -> OwnerKind:
+        """A run recorded for a detached worker (``owner`` given) is a worker's."""
+        return "worker" if owner is not None else self.owner_kind
+
+    def _keep_beating(self) -> None:
+        """Beat while runs are in flight: an idle process has no timer at all."""
+        if self._heartbeat is None or self._heartbeat.done():
+            self._heartbeat = asyncio.create_task(self._beat_while_running())
+
+    async def _beat_while_running(self) -> None:
+        # Checked and left in one step: a run started after the check finds the
+        # task done and starts a new one.
+        while self._runs:
+            await asyncio.sleep(self.heartbeat_s)
+            if not self._runs:
+                return
+            try:
+                await self._beat()
+            except Exception:  # a busy or broken store: try again on the next beat
+                log.exception("heartbeat failed")
+
+    async def _beat(self) -> None:
+        """Stamp every run this process drives alive (one write); stop those flagged."""
+        run_ids = list(self._runs)
+        await self.store.runs.heartbeat(run_ids, to_us(self.clock()))
+        for run_id in await self.store.runs.cancel_requested(run_ids):
+            handle = self._runs.get(run_id)
+            if handle is not None:
+                log.info("run %s: stop requested from another process", run_id)
+                handle.cancel()
+
+    async def _stop_beating(self) -> None:
+        beat, self._heartbeat = self._heartbeat, None
+        if beat is not None and not beat.done():
+            beat.cancel()
+            await asyncio.gather(beat, return_exceptions=True)
+
+    async def interrupt_stale_runs(self, grace_s: float | None = None) -> list[RunInterrupted]:
+        """Interrupt the runs whose owner is gone or silent for ``grace_s`` (config
+        ``run_grace_seconds`` by default): their sessions are freed, a history cell
+        each is stored and published here. The supervisor's monitor calls this."""
+        grace = self.settings.run_grace_seconds if grace_s is None else grace_s
+        events = await self.store.runs.interrupt_stale_events(
+            to_us(self.clock()), int(grace * 1_000_000)
+        )
+        for event in events:
+            self.bus.publish(event)
+        return events
+
+    def _publish_activity(self, request: RunRequest, activity: LiveActivity) -> None:
+        self.bus.publish(
+            RunActivity(
+                conversation_id=request.conversation_id,
+                run_id=request.run_id,
+                stderr_tail=activity.stderr_tail,
+                live_output=activity.live_output,
+                at=self.clock(),
+            )
+        )
 
     async def _session_or_run_id(self, ident: str) -> str:
         """A session id (a unique prefix resolved) or, failing that, ``ident`` as a run id."""

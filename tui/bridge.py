@@ -16,6 +16,7 @@ from core.events import (
     BusEvent,
     EventBus,
     HistoryEvent,
+    RunActivity,
     RunOutput,
     RunsChanged,
     SessionsChanged,
@@ -67,6 +68,14 @@ class WatchStatusChanged(Message):
         self.status = status
 
 
+class RunActivityReceived(Message):
+    """A run this process drives wrote to stderr. Handle with ``on_run_activity_received``."""
+
+    def __init__(self, event: RunActivity) -> None:
+        super().__init__()
+        self.event = event
+
+
 def to_message(event: BusEvent) -> Message | None:
     """The message for ``event``; None for an event the panel does not show."""
     if isinstance(event, RunOutput):
@@ -77,6 +86,8 @@ def to_message(event: BusEvent) -> Message | None:
         return RunsUpdated(event.run_ids)
     if isinstance(event, WatchStatus):
         return WatchStatusChanged(event)
+    if isinstance(event, RunActivity):
+        return RunActivityReceived(event)
     # What is left is a history event (mypy checks it: a new kind of bus event
     # must be placed above, or dropped explicitly).
     return HistoryPosted(event)

@@ -133,6 +133,7 @@ async def cmd_sessions_stop(orch: AgentOrchestrator, args: argparse.Namespace) -
         "cancelled": "stopped",
         "stopped": "stopped",
         "signalled": "asked its process to stop",
+        "requested": "asked its owner to stop it (it does at its next heartbeat)",
         "interrupted": "its process had already ended: marked interrupted",
     }[outcome.how]
     print(f"run {outcome.run_id} of {outcome.conversation_id}: {what}")
@@ -425,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--json", action="store_true", help="print the run (or its ids, detached) as JSON"
     )
-    run.set_defaults(handler=cmd_run)
+    run.set_defaults(handler=cmd_run, owner_kind="run")
 
     demo = sub.add_parser("demo", help="fill the store with deterministic demo sessions")
     demo.add_argument("--sessions", type=int, default=50, help="how many (50)")
@@ -469,7 +470,7 @@ async def _run_command(
     handler: Callable[[AgentOrchestrator, argparse.Namespace], Awaitable[int]],
     args: argparse.Namespace,
 ) -> int:
-    orch = await AgentOrchestrator.open(data_dir)
+    orch = await AgentOrchestrator.open(data_dir, owner_kind=getattr(args, "owner_kind", "other"))
     try:
         return await handler(orch, args)
     finally:

@@ -155,7 +155,12 @@ def history_table(
 ) -> None:
     rows = []
     for e in events:
-        detail = getattr(e, "prompt", "") or getattr(e, "title", "") or getattr(e, "error", "")
+        detail = (
+            getattr(e, "prompt", "")
+            or getattr(e, "title", "")
+            or getattr(e, "error", "")
+            or getattr(e, "reason", "")
+        )
         detail = detail or ""
         status = getattr(e, "status", None)
         if status is not None:

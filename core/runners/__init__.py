@@ -9,6 +9,7 @@ from core.runners.base import (
     Runner,
     RunRequest,
     RunStarted,
+    StderrLine,
     TextDelta,
 )
 from core.runners.registry import build_runner
@@ -22,6 +23,7 @@ __all__ = [
     "RunRequest",
     "RunStarted",
     "Runner",
+    "StderrLine",
     "TextDelta",
     "build_runner",
 ]

@@ -42,6 +42,13 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class StderrLine:
+    """One line the agent wrote to its standard error, as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class MessageOut:
     """A finished message of the reply (assistant text, or a tool call/result)."""
 
@@ -73,7 +80,15 @@ class RunFailed:
     stderr: str = ""
 
 
-RunEvent = RunStarted | TextDelta | MessageOut | ConversationIdAssigned | RunCompleted | RunFailed
+RunEvent = (
+    RunStarted
+    | TextDelta
+    | StderrLine
+    | MessageOut
+    | ConversationIdAssigned
+    | RunCompleted
+    | RunFailed
+)
 
 
 class Runner(Protocol):

@@ -36,6 +36,7 @@ from core.runners.base import (
     RunFailed,
     RunRequest,
     RunStarted,
+    StderrLine,
     TextDelta,
     json_object,
 )
@@ -243,6 +244,9 @@ class ClaudeCodeRunner:
             contextlib.aclosing(proc.lines()) as lines,
         ):
             async for line in lines:
+                if isinstance(line, StderrLine):
+                    yield line  # what the agent says while it works (retries, errors)
+                    continue
                 for event in parser.feed(line):
                     yield event
                 if parser.result is not None:

@@ -41,6 +41,7 @@ from core.runners.base import (
     RunFailed,
     RunRequest,
     RunStarted,
+    StderrLine,
     TextDelta,
     json_object,
 )
@@ -311,6 +312,9 @@ class CodexRunner:
             contextlib.aclosing(proc.lines()) as lines,
         ):
             async for line in lines:
+                if isinstance(line, StderrLine):
+                    yield line  # what the agent says while it works (retries, errors)
+                    continue
                 had_thread = parser.thread_id
                 for event in parser.feed(line):
                     yield event

@@ -6,7 +6,8 @@ process group; leaving :func:`cli_process` any way but a clean exit (a task
 cancel, an error in the caller) sends SIGTERM to the whole group, then SIGKILL
 after a grace period. Even a clean exit sweeps the group, so a tool the agent
 started in the background cannot outlive the run. Standard error is read all
-along (a full pipe would stall the child) and its last 64 KiB are kept.
+along (a full pipe would stall the child), its last 64 KiB are kept, and its
+lines are handed out as they arrive (:class:`StderrLine`, between stdout lines).
 
 A group must not outlive delegate either, even one killed with SIGKILL (no
 ``finally`` runs then): beside each CLI runs a watchdog, a tiny ``sh`` in its
@@ -23,17 +24,23 @@ import contextlib
 import contextvars
 import logging
 import os
+import re
 import shutil
 import signal
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from core import process_identity
 from core.errors import RunnerUnavailable
+from core.runners.base import StderrLine
 
 STDERR_KEEP = 64 * 1024
+STDERR_LINE_MAX = 8 * 1024  # a longer stderr "line" (no newline yet) is handed out cut
+STDERR_LINES_PENDING = 200  # lines not yet taken: beyond this the oldest are dropped
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # \r alone: a progress line redrawn in place
 KILL_GRACE_S = 3.0
 DRAIN_AFTER_EXIT_S = 0.5  # reading on once the CLI exited, for lines still in the pipe
 SWEEP_WAIT_S = 2.0
@@ -74,13 +81,18 @@ class CliProcess:
     process: asyncio.subprocess.Process
     _stderr: bytearray = field(default_factory=bytearray)
     _stderr_task: asyncio.Task[None] | None = None
+    _stderr_partial: bytearray = field(default_factory=bytearray)
+    _stderr_lines: asyncio.Queue[str] = field(
+        default_factory=lambda: asyncio.Queue(STDERR_LINES_PENDING)
+    )
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
-    async def lines(self) -> AsyncGenerator[str, None]:
-        """Standard output, one decoded line at a time (newline stripped).
+    async def lines(self) -> AsyncGenerator[str | StderrLine, None]:
+        """Standard output, one decoded line at a time (newline stripped), with
+        standard error's lines as :class:`StderrLine` in between as they arrive.
 
         Ends at EOF, or shortly after the CLI itself exits: a child it left
         behind may hold the pipe open forever.
@@ -89,10 +101,19 @@ class CliProcess:
         stdout = self.process.stdout
         leader_exit = asyncio.ensure_future(exited(self.process))
         read: asyncio.Future[bytes] | None = None
+        err: asyncio.Future[str] | None = None
         try:
             while True:
-                read = asyncio.ensure_future(stdout.readline())
-                await asyncio.wait({read, leader_exit}, return_when=asyncio.FIRST_COMPLETED)
+                if read is None:
+                    read = asyncio.ensure_future(stdout.readline())
+                if err is None:
+                    err = asyncio.ensure_future(self._stderr_lines.get())
+                waiting: set[asyncio.Future[Any]] = {read, err, leader_exit}
+                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if err.done():
+                    line, err = err.result(), None
+                    yield StderrLine(line)
+                    continue
                 if not read.done():
                     # Exited: what it wrote is already in the pipe, so this is quick.
                     try:
@@ -105,10 +126,9 @@ class CliProcess:
                     return
                 yield raw.decode("utf-8", "replace").rstrip("\r\n")
         finally:
-            if read is not None and not read.done():
-                read.cancel()
-            if not leader_exit.done():
-                leader_exit.cancel()
+            for pending in (read, err, leader_exit):
+                if pending is not None and not pending.done():
+                    pending.cancel()
 
     @property
     def returncode(self) -> int:
@@ -126,6 +146,27 @@ class CliProcess:
             self._stderr += chunk
             if len(self._stderr) > STDERR_KEEP:
                 del self._stderr[: len(self._stderr) - STDERR_KEEP]
+            self._split_stderr(chunk)
+        if self._stderr_partial:
+            self._offer_line(bytes(self._stderr_partial))
+
+    def _split_stderr(self, chunk: bytes) -> None:
+        """Hand out each whole stderr line; keep the unfinished one for the next chunk."""
+        *whole, rest = _LINE_BREAK.split(bytes(self._stderr_partial) + chunk)
+        for raw in whole:
+            self._offer_line(raw)
+        if len(rest) > STDERR_LINE_MAX:  # no line break in sight: show what there is
+            self._offer_line(rest[:STDERR_LINE_MAX])
+            rest = b""
+        self._stderr_partial = bytearray(rest)
+
+    def _offer_line(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", "replace").rstrip()
+        if not line:
+            return
+        if self._stderr_lines.full():  # nobody is reading: the newest lines matter most
+            self._stderr_lines.get_nowait()
+        self._stderr_lines.put_nowait(line)
 
 
 @contextlib.asynccontextmanager

@@ -82,6 +82,7 @@ class NewRun:
     prompt: str
     started_us: int
     owner: ProcessIdentity | None = None
+    owner_kind: str = "other"  # see core.models.OwnerKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +272,8 @@ SESSION_COLUMNS = (
 MESSAGE_COLUMNS = "id, conversation_id, seq, role, content, created_at, token_count, tool, run_id"
 RUN_COLUMNS = (
     "run_id, conversation_id, agent_id, kind, prompt, status, started_at, finished_at,"
-    " input_tokens, output_tokens, output, error, stderr"
+    " input_tokens, output_tokens, output, error, stderr, heartbeat_at, cancel_requested_at,"
+    " live_output, stderr_tail, last_output_at, owner_kind, owner_host, owner_pid"
 )
 
 
@@ -335,6 +337,14 @@ def run_from_row(row: aiosqlite.Row) -> Run:
         output=_text(row["output"]),
         error=_optional_text(row["error"]),
         stderr=_optional_text(row["stderr"]),
+        heartbeat_at=_optional_time(row["heartbeat_at"]),
+        cancel_requested=row["cancel_requested_at"] is not None,
+        live_output=_optional_text(row["live_output"]),
+        stderr_tail=_optional_text(row["stderr_tail"]),
+        last_output_at=_optional_time(row["last_output_at"]),
+        owner_kind=_text(row["owner_kind"]) or "other",
+        owner_host=_optional_text(row["owner_host"]),
+        owner_pid=row["owner_pid"] if isinstance(row["owner_pid"], int) else None,
     )
 
 
@@ -348,3 +358,7 @@ def ready_state(mode: SessionMode, status: RunStatus) -> SessionState:
     if mode is SessionMode.DETACHED and status is RunStatus.COMPLETED:
         return SessionState.READY
     return SessionState.IDLE
+
+
+def _optional_time(value: object) -> datetime | None:
+    return clamp_time(value) if value is not None else None

@@ -9,12 +9,17 @@ processes sharing the file.
 
 from __future__ import annotations
 
+import builtins
+import json
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import aiosqlite
 
 from core import process_identity
+from core.clock import from_us, system_clock, to_us
 from core.errors import AgentBusy, SessionNotReady, UnknownConversation, UnknownRun
+from core.events import RunInterrupted
 from core.models import Run, RunStatus, Session, SessionMode, SessionState, Usage
 from core.store.database import Database, first_row
 from core.store.messages import MessagesRepository
@@ -33,10 +38,14 @@ from core.store.rows import (
 _RESUMABLE = (SessionState.IDLE.value, SessionState.READY.value)
 # Sessions with a run in flight, and who owns that run (index sessions_in_flight).
 _IN_FLIGHT = (
-    "SELECT s.conversation_id, s.mode, r.run_id, r.owner_pid, r.owner_host, r.owner_host_id,"
-    " r.owner_started FROM sessions s JOIN runs r ON r.run_id = s.active_run_id"
+    "SELECT s.conversation_id, s.mode, r.run_id, r.agent_id, r.owner_pid, r.owner_host,"
+    " r.owner_host_id, r.owner_started, r.owner_kind, r.heartbeat_at"
+    " FROM sessions s JOIN runs r ON r.run_id = s.active_run_id"
     " WHERE s.active_run_id IS NOT NULL"
 )
+# SQLite's default limit on bound parameters is far above this; one process
+# never drives more runs than this at once, and larger sets are chunked.
+_IDS_PER_QUERY = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +58,20 @@ class RunInFlight:
     owner_host_id: str | None
     owner_pid: int | None
     owner_started: int | None
+    owner_kind: str = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class _Stale:
+    """A run in flight to interrupt, and why.
+
+    ``silent_before_us``: judged by its heartbeat, so it is interrupted only if
+    it has still not beaten since then when the transaction runs.
+    """
+
+    row: aiosqlite.Row
+    reason: str
+    silent_before_us: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +177,8 @@ class RunsRepository:
         me = run.owner or process_identity.current()
         await db.execute(
             "INSERT INTO runs(run_id, conversation_id, agent_id, kind, prompt, status, started_at,"
-            " owner_pid, owner_host, owner_host_id, owner_started)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " owner_pid, owner_host, owner_host_id, owner_started, owner_kind, heartbeat_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.run_id,
                 conversation_id,
@@ -168,6 +191,8 @@ class RunsRepository:
                 me.host,
                 me.host_id,
                 me.started,
+                run.owner_kind,
+                run.started_us,  # the first beat: a run is fresh when it starts
             ),
         )
 
@@ -175,41 +200,176 @@ class RunsRepository:
         """Mark ``interrupted`` every run in flight whose owner on this host is gone.
 
         Gone: its pid no longer exists, or exists with another start time (reused),
-        or this host has rebooted since. Its session is freed. Every reader calls
-        this first (lists, lookups, counts, the claim, dismiss), so a killed
-        ``delegate run`` never leaves a session ``running``. Runs of another host
-        are left alone: a heartbeat (a later issue) will judge them here, in
-        :func:`core.process_identity.liveness`. Returns how many were interrupted;
-        a read-only store only reads.
+        or this host has rebooted since. Its session is freed and a history cell
+        says so. Every reader calls this first (lists, lookups, counts, the claim,
+        dismiss), so a killed ``delegate run`` never leaves a session ``running``.
+        Runs of another host are judged by their heartbeat in
+        :meth:`interrupt_stale`. Returns how many were interrupted; a read-only
+        store only reads.
         """
         sql, params = _IN_FLIGHT, tuple[str, ...]()
         if conversation_id is not None:
             sql, params = f"{_IN_FLIGHT} AND s.conversation_id = ?", (conversation_id,)
         rows = await self._db.fetch_all(sql, params)
-        dead = [
-            r
-            for r in rows
-            if process_identity.liveness(
-                r["owner_host"], r["owner_host_id"], r["owner_pid"], r["owner_started"]
+        dead = [_Stale(r, _gone_reason(r)) for r in rows if _owner_liveness(r) == "gone"]
+        return len(await self._interrupt(dead, to_us(system_clock())))
+
+    async def interrupt_stale(self, now_us: int, grace_us: int) -> list[str]:
+        """Interrupt every run in flight whose owner is gone or silent; their run ids.
+
+        Gone: as in :meth:`interrupt_dead_runs` (this host only). Silent: its
+        owner's last heartbeat is older than ``grace_us`` — an owner on another
+        host, or one that hangs (stopped, swapped out, deadlocked). This process
+        never judges its own runs silent. A run whose owner never beat (an older
+        delegate) is judged by liveness alone. Each is stored ``interrupted``
+        (its live reply tail kept as its output), its session freed, its cancel
+        flag set (an owner that wakes up stops it), and a ``run_interrupted``
+        history cell written, all in one transaction.
+        """
+        return [e.run_id for e in await self.interrupt_stale_events(now_us, grace_us)]
+
+    async def interrupt_stale_events(self, now_us: int, grace_us: int) -> list[RunInterrupted]:
+        """:meth:`interrupt_stale`, returning the history events it stored (to publish)."""
+        me = process_identity.current()
+        found: list[_Stale] = []
+        for r in await self._db.fetch_all(_IN_FLIGHT):
+            if _owner_liveness(r) == "gone":
+                found.append(_Stale(r, _gone_reason(r)))
+                continue
+            beat = r["heartbeat_at"]
+            if not isinstance(beat, int) or now_us - beat <= grace_us:
+                continue
+            if r["owner_host_id"] == me.host_id and r["owner_pid"] == me.pid:
+                continue  # our own runs are alive: we are running this very code
+            reason = (
+                f"its owner (pid {r['owner_pid']} on {r['owner_host']}) stopped answering:"
+                f" no heartbeat for {(now_us - beat) / 1_000_000:.0f}s"
             )
-            == "gone"
-        ]
-        if not dead or self._db.read_only:
-            return 0
+            found.append(_Stale(r, reason, silent_before_us=now_us - grace_us))
+        return await self._interrupt(found, now_us)
+
+    async def _interrupt(self, runs: Sequence[_Stale], now_us: int) -> list[RunInterrupted]:
+        """Close each run ``interrupted`` with its reason, free its session, write its cell.
+
+        Each run is re-checked inside the transaction: one its owner closed
+        meanwhile, or (judged by its heartbeat) that beat again meanwhile, is
+        left alone.
+        """
+        if not runs or self._db.read_only:
+            return []
+        events = []
         async with self._db.transaction() as db:
-            for r in dead:
-                await self._close(
-                    db,
-                    str(r["run_id"]),
-                    str(r["conversation_id"]),
-                    RunStatus.INTERRUPTED,
-                    Usage(),
+            for stale in runs:
+                r = stale.row
+                still_silent, params = (
                     "",
-                    f"the process running it (pid {r['owner_pid']}) ended before it finished",
-                    None,
-                    ready_state(SessionMode(r["mode"]), RunStatus.INTERRUPTED),
+                    [
+                        RunStatus.INTERRUPTED.value,
+                        stale.reason,
+                        now_us,
+                        r["run_id"],
+                        RunStatus.RUNNING.value,
+                    ],
                 )
-        return len(dead)
+                if stale.silent_before_us is not None:
+                    still_silent = " AND heartbeat_at < ?"
+                    params.append(stale.silent_before_us)
+                cur = await db.execute(
+                    "UPDATE runs SET status = ?, error = ?,"
+                    " finished_at = coalesce(heartbeat_at, started_at),"
+                    " output = coalesce(live_output, output),"
+                    " cancel_requested_at = coalesce(cancel_requested_at, ?)"
+                    f" WHERE run_id = ? AND status = ?{still_silent}",
+                    params,
+                )
+                if cur.rowcount != 1:
+                    continue
+                await db.execute(
+                    "UPDATE sessions SET state = ?, active_run_id = NULL, last_run_status = ?"
+                    " WHERE conversation_id = ? AND active_run_id = ?",
+                    (
+                        ready_state(SessionMode(r["mode"]), RunStatus.INTERRUPTED).value,
+                        RunStatus.INTERRUPTED.value,
+                        r["conversation_id"],
+                        r["run_id"],
+                    ),
+                )
+                event = RunInterrupted(
+                    at=from_us(now_us),
+                    conversation_id=str(r["conversation_id"]),
+                    run_id=str(r["run_id"]),
+                    agent_id=str(r["agent_id"]),
+                    reason=stale.reason,
+                )
+                await db.execute(
+                    "INSERT INTO history(at, kind, conversation_id, run_id, payload)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (
+                        now_us,
+                        event.kind,
+                        event.conversation_id,
+                        event.run_id,
+                        json.dumps(event.model_dump(mode="json")),
+                    ),
+                )
+                events.append(event)
+        return events
+
+    # --- the owner's side: heartbeats, the cancel flag, live activity ------
+
+    async def heartbeat(self, run_ids: Collection[str], now_us: int) -> None:
+        """The owner is alive: one write stamps every run it drives."""
+        ids = builtins.list(run_ids)
+        if not ids or self._db.read_only:
+            return
+        async with self._db.transaction() as db:
+            for chunk in _chunks(ids):
+                await db.execute(
+                    "UPDATE runs SET heartbeat_at = ?"
+                    f" WHERE status = ? AND run_id IN {_marks(chunk)}",
+                    (now_us, RunStatus.RUNNING.value, *chunk),
+                )
+
+    async def request_cancel(self, run_id: str, now_us: int) -> bool:
+        """Ask a run's owner, wherever it is, to stop it (read on its next beat).
+
+        False when the run is not running (already closed, or unknown).
+        """
+        async with self._db.transaction() as db:
+            cur = await db.execute(
+                "UPDATE runs SET cancel_requested_at = coalesce(cancel_requested_at, ?)"
+                " WHERE run_id = ? AND status = ?",
+                (now_us, run_id, RunStatus.RUNNING.value),
+            )
+            return cur.rowcount == 1
+
+    async def cancel_requested(self, run_ids: Collection[str]) -> set[str]:
+        """Which of these runs someone asked to stop (one cheap query per beat)."""
+        found: set[str] = set()
+        for chunk in _chunks(builtins.list(run_ids)):
+            rows = await self._db.fetch_all(
+                "SELECT run_id FROM runs WHERE cancel_requested_at IS NOT NULL"
+                f" AND run_id IN {_marks(chunk)}",
+                chunk,
+            )
+            found.update(str(r["run_id"]) for r in rows)
+        return found
+
+    async def record_activity(
+        self, run_id: str, live_output: str, stderr_tail: str, at_us: int
+    ) -> None:
+        """Store what a running run shows now: its reply so far, its stderr's last lines.
+
+        The caller caps and redacts both; a closed run is left as it was.
+        """
+        if self._db.read_only:
+            return
+        async with self._db.transaction() as db:
+            await db.execute(
+                "UPDATE runs SET live_output = ?, stderr_tail = ?, last_output_at = ?"
+                " WHERE run_id = ? AND status = ?",
+                (live_output, stderr_tail, at_us, run_id, RunStatus.RUNNING.value),
+            )
 
     async def in_flight(self, run_or_conversation_id: str) -> RunInFlight | None:
         """The run in flight named by its run id or its session's id, with its owner."""
@@ -226,6 +386,7 @@ class RunsRepository:
             row["owner_host_id"],
             row["owner_pid"],
             row["owner_started"],
+            str(row["owner_kind"] or "other"),
         )
 
     async def record_agent_process(self, run_id: str, pid: int, started: int | None) -> None:
@@ -337,7 +498,7 @@ class RunsRepository:
         """
         await db.execute(
             "UPDATE runs SET status = ?, finished_at = coalesce(?, started_at), input_tokens = ?,"
-            " output_tokens = ?, output = ?, error = ? WHERE run_id = ?",
+            " output_tokens = ?, output = ?, error = ? WHERE run_id = ? AND status = ?",
             (
                 status.value,
                 finished_us,
@@ -346,6 +507,7 @@ class RunsRepository:
                 output,
                 error,
                 run_id,
+                RunStatus.RUNNING.value,  # the first close wins (an interrupt, say)
             ),
         )
         touch = ", last_interacted_at = ?" if finished_us is not None else ""
@@ -374,3 +536,40 @@ class RunsRepository:
             (conversation_id,),
         )
         return [run_from_row(r) for r in rows]
+
+    async def run_ids_with_prefix(self, prefix: str, limit: int) -> builtins.list[str]:
+        """Run ids starting with ``prefix`` (a range on the primary key), at most ``limit``."""
+        rows = await self._db.fetch_all(
+            "SELECT run_id FROM runs WHERE run_id >= ? AND run_id < ? ORDER BY run_id LIMIT ?",
+            (prefix, prefix + "\U0010ffff", limit),
+        )
+        return [str(r["run_id"]) for r in rows]
+
+    async def list(self, status: RunStatus | None = None, limit: int = 50) -> builtins.list[Run]:
+        """The latest runs, newest first; only those with ``status`` when given."""
+        where, params = "", tuple[object, ...]()
+        if status is not None:
+            where, params = " WHERE status = ?", (status.value,)
+        rows = await self._db.fetch_all(
+            f"SELECT {RUN_COLUMNS} FROM runs{where} ORDER BY started_at DESC, run_id DESC LIMIT ?",
+            (*params, limit),
+        )
+        return [run_from_row(r) for r in rows]
+
+
+def _owner_liveness(row: aiosqlite.Row) -> process_identity.Liveness:
+    return process_identity.liveness(
+        row["owner_host"], row["owner_host_id"], row["owner_pid"], row["owner_started"]
+    )
+
+
+def _gone_reason(row: aiosqlite.Row) -> str:
+    return f"the process running it (pid {row['owner_pid']}) ended before it finished"
+
+
+def _chunks(ids: Sequence[str]) -> builtins.list[Sequence[str]]:
+    return [ids[i : i + _IDS_PER_QUERY] for i in range(0, len(ids), _IDS_PER_QUERY)]
+
+
+def _marks(ids: Sequence[str]) -> str:
+    return "(" + ", ".join("?" * len(ids)) + ")"

@@ -20,6 +20,7 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HistoryEvent,
+    RunInterrupted,
     SessionDismissed,
 )
 from core.models import RunStatus
@@ -158,8 +159,9 @@ class RunInterruptedCell(HistoryCell):
 
     def detail(self) -> Text:
         e = self.event
-        assert isinstance(e, FollowUpCompleted | DelegateFinished)
-        return Text(first_line(e.error or "its process ended before the run did", 100))
+        assert isinstance(e, RunInterrupted | FollowUpCompleted | DelegateFinished)
+        why = e.reason if isinstance(e, RunInterrupted) else e.error
+        return Text(first_line(why or "its process ended before the run did", 100))
 
 
 class SessionDismissedCell(HistoryCell):
@@ -194,6 +196,7 @@ def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
         "follow_up_started": FollowUpStartedCell,
         "follow_up_completed": FollowUpCompletedCell,
         "session_dismissed": SessionDismissedCell,
+        "run_interrupted": RunInterruptedCell,
     }[event.kind]
     return cell_class(event, clock)
 
