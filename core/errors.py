@@ -162,9 +162,11 @@ class AmbiguousId(DelegateError):
 
     code = "ambiguous_id"
 
-    def __init__(self, prefix: str, candidates: list[str], more: bool) -> None:
+    def __init__(
+        self, prefix: str, candidates: list[str], more: bool, what: str = "sessions"
+    ) -> None:
         listed = ", ".join(candidates) + (", ..." if more else "")
-        super().__init__(f"{prefix!r} matches several sessions ({listed}); type more of the id")
+        super().__init__(f"{prefix!r} matches several {what} ({listed}); type more of the id")
         self.prefix = prefix
         self.candidates = candidates
 

@@ -36,6 +36,7 @@ from core.errors import (
     SessionNotReady,
     UnknownAgent,
     UnknownConversation,
+    UnknownRun,
 )
 from core.events import (
     DelegateFinished,
@@ -55,6 +56,7 @@ from core.models import (
     DEFAULT_MESSAGE_PAGE,
     DEFAULT_SEARCH_PAGE,
     DEFAULT_SESSION_PAGE,
+    MAX_PAGE,
     ONE_RUN_OWNERS,
     AgentRequest,
     Message,
@@ -1268,6 +1270,37 @@ class AgentOrchestrator:
                 return StopOutcome(flight.run_id, flight.conversation_id, how)
             await asyncio.sleep(STOP_POLL_S)
         return StopOutcome(flight.run_id, flight.conversation_id, "stopped")
+
+    # --- runs of every process (issue 8) ------------------------------------
+
+    async def list_runs(self, status: RunStatus | None = None, limit: int = 50) -> list[Run]:
+        """The latest runs of every process, newest first (``status``: only those)."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise InvalidRequest(f"limit: must be between 1 and {MAX_PAGE}")
+        await self.store.runs.interrupt_dead_runs()  # a dead owner's run is not running
+        return await self.store.runs.list(status, limit)
+
+    async def get_run(self, run_id: str) -> Run:
+        """One run, named by its id or a unique prefix of ``MIN_ID_PREFIX`` characters.
+
+        ``unknown_run`` when nothing matches, ``ambiguous_id`` listing several.
+        """
+        if not isinstance(run_id, str) or not _storable(run_id):
+            raise UnknownRun(_printable(run_id))
+        await self.store.runs.interrupt_dead_runs()
+        found = [run_id]
+        try:
+            return await self.store.runs.get(run_id)
+        except UnknownRun:
+            if len(run_id) < MIN_ID_PREFIX:
+                raise
+            found = await self.store.runs.run_ids_with_prefix(run_id, AMBIGUOUS_SHOWN + 1)
+        if not found:
+            raise UnknownRun(run_id)
+        if len(found) > 1:
+            shown = found[:AMBIGUOUS_SHOWN]
+            raise AmbiguousId(run_id, shown, more=len(found) > AMBIGUOUS_SHOWN, what="runs")
+        return await self.store.runs.get(found[0])
 
     # --- heartbeats and stale runs (issue 8) ------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import select
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -38,6 +39,23 @@ def start_run(tmp_path: Path, data: Path, *args: str) -> subprocess.Popen[bytes]
     """``delegate run ARGS`` in the background, its output on pipes."""
     return subprocess.Popen(
         [str(DELEGATE), "--data-dir", str(data), "run", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=cli_env(tmp_path),
+    )
+
+
+OWNER = Path(__file__).parent / "run_owner.py"
+
+
+def start_owner(
+    tmp_path: Path, data: Path, kind: str, heartbeat_s: float, prompt: str = "explain the build"
+) -> subprocess.Popen[bytes]:
+    """A second process owning one ``gated`` run, with this owner kind and heartbeat
+    (see run_owner.py); it prints ``started RUN_ID`` once the run is in flight."""
+    return subprocess.Popen(
+        [sys.executable, str(OWNER), str(data), kind, str(heartbeat_s), "gated", prompt],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=tmp_path,

@@ -17,27 +17,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from gated import gated_data_dir, read_until, start_run
-from support import cli_env, query, run_cli
+from gated import gated_data_dir, read_until, start_owner, start_run
+from support import query, run_cli
 
 from core.events import BusEvent, RunActivity, RunInterrupted
 from core.models import RunStatus, SessionState
 from core.orchestrator import CANCELLED_BY_USER, AgentOrchestrator
-
-OWNER = Path(__file__).parent / "run_owner.py"
-
-
-def start_owner(
-    tmp_path: Path, data: Path, kind: str, heartbeat_s: float, prompt: str = "explain the build"
-) -> subprocess.Popen[bytes]:
-    """A second process owning one ``gated`` run (see run_owner.py)."""
-    return subprocess.Popen(
-        [sys.executable, str(OWNER), str(data), kind, str(heartbeat_s), "gated", prompt],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=tmp_path,
-        env=cli_env(tmp_path),
-    )
 
 
 @pytest.fixture

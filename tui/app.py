@@ -223,8 +223,12 @@ def create_app(
 
     async def open_orchestrator() -> AgentOrchestrator:
         if new_id is None:
-            return await AgentOrchestrator.open(data_dir, settings=settings, clock=clock)
-        return await AgentOrchestrator.open(data_dir, settings=settings, clock=clock, new_id=new_id)
+            return await AgentOrchestrator.open(
+                data_dir, settings=settings, clock=clock, owner_kind="panel"
+            )
+        return await AgentOrchestrator.open(
+            data_dir, settings=settings, clock=clock, new_id=new_id, owner_kind="panel"
+        )
 
     return DelegateApp(
         open_orchestrator,

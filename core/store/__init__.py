@@ -84,10 +84,10 @@ class Store:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.messages = MessagesRepository(db)
-        self.runs = RunsRepository(db, self.messages)
+        self.history = HistoryRepository(db)
+        self.runs = RunsRepository(db, self.messages, self.history)
         # Every reader first interrupts runs whose owner is gone (issue 7.7).
         self.sessions = SessionsRepository(db, before_read=self._interrupt_dead_runs)
-        self.history = HistoryRepository(db)
         self.tombstones = TombstonesRepository(db, before_dismiss=self._interrupt_dead_runs)
         self.imports = ImportsRepository(db)
         self.agents = AgentsRepository(db)

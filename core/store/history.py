@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+import aiosqlite
 from pydantic import ValidationError
 
 from core import process_identity
@@ -59,12 +60,24 @@ class HistoryRepository:
     ) -> int:
         """Store one event (stamped with this process as its origin); returns its id."""
         async with self._db.transaction() as db:
-            cur = await db.execute(
-                "INSERT INTO history(at, kind, conversation_id, run_id, payload, origin)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (at_us, kind, conversation_id, run_id, json.dumps(payload), this_process()),
-            )
-            return int(cur.lastrowid or 0)
+            return await self.add_in(db, at_us, kind, conversation_id, run_id, payload)
+
+    async def add_in(
+        self,
+        db: aiosqlite.Connection,
+        at_us: int,
+        kind: str,
+        conversation_id: str | None,
+        run_id: str | None,
+        payload: dict[str, Any],
+    ) -> int:
+        """Store one event inside a transaction the caller holds (with the change it records)."""
+        cur = await db.execute(
+            "INSERT INTO history(at, kind, conversation_id, run_id, payload, origin)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (at_us, kind, conversation_id, run_id, json.dumps(payload), this_process()),
+        )
+        return int(cur.lastrowid or 0)
 
     async def page(self, limit: int, before_id: int | None = None) -> list[HistoryRow]:
         """Newest first, keyset on the event id."""

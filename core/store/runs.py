@@ -10,7 +10,6 @@ processes sharing the file.
 from __future__ import annotations
 
 import builtins
-import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ from core.errors import AgentBusy, SessionNotReady, UnknownConversation, Unknown
 from core.events import RunInterrupted
 from core.models import Run, RunStatus, Session, SessionMode, SessionState, Usage
 from core.store.database import Database, first_row
+from core.store.history import HistoryRepository
 from core.store.messages import MessagesRepository
 from core.store.rows import (
     RUN_COLUMNS,
@@ -86,9 +86,12 @@ class AgentProcess:
 class RunsRepository:
     """The ``runs`` table and the session state changes a run makes."""
 
-    def __init__(self, db: Database, messages: MessagesRepository) -> None:
+    def __init__(
+        self, db: Database, messages: MessagesRepository, history: HistoryRepository
+    ) -> None:
         self._db = db
         self._messages = messages
+        self._history = history
 
     async def start_launch(
         self, session: NewSession, run: NewRun, prompt: NewMessage | None
@@ -301,16 +304,13 @@ class RunsRepository:
                     agent_id=str(r["agent_id"]),
                     reason=stale.reason,
                 )
-                await db.execute(
-                    "INSERT INTO history(at, kind, conversation_id, run_id, payload)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (
-                        now_us,
-                        event.kind,
-                        event.conversation_id,
-                        event.run_id,
-                        json.dumps(event.model_dump(mode="json")),
-                    ),
+                await self._history.add_in(
+                    db,
+                    now_us,
+                    event.kind,
+                    event.conversation_id,
+                    event.run_id,
+                    event.model_dump(mode="json"),
                 )
                 events.append(event)
         return events

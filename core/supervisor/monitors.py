@@ -21,10 +21,18 @@ class Monitor(Protocol):
 
 
 class StaleRuns:
-    """Runs whose owner is gone are marked ``interrupted`` and their sessions freed."""
+    """Runs whose owner is gone, or silent for longer than the grace period, are
+    marked ``interrupted``: sessions freed, a ``run_interrupted`` history cell each.
+
+    ``grace_s``: how old an owner's last heartbeat may be (default: the
+    ``run_grace_seconds`` setting). See docs/runs.md.
+    """
+
+    def __init__(self, grace_s: float | None = None) -> None:
+        self.grace_s = grace_s
 
     async def on_tick(self, supervisor: Supervisor) -> None:
-        await supervisor.store.runs.interrupt_dead_runs()
+        await supervisor.orchestrator.interrupt_stale_runs(self.grace_s)
 
     async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
         return None
