@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import select
+import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from support import DELEGATE, cli_env, write_config
+from support import DELEGATE, cli_env, db_path, write_config
 
 GATED_SCRIPT = """
 [[rules]]
@@ -77,3 +79,24 @@ def read_until(proc: subprocess.Popen[bytes], text: bytes, timeout: float = 30) 
             assert chunk, f"stdout closed early; got {seen!r}"
             seen += chunk
     return seen
+
+
+def stop_between_writes(proc: subprocess.Popen[bytes], data: Path, attempts: int = 100) -> None:
+    """SIGSTOP ``proc`` at a moment it holds no write transaction on the store.
+
+    A hung owner stopped inside a write would hold SQLite's write lock and block
+    every writer: a different failure from the silent owner a test wants.
+    """
+    for _ in range(attempts):
+        os.kill(proc.pid, signal.SIGSTOP)
+        db = sqlite3.connect(db_path(data), timeout=0.5)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.rollback()
+            return
+        except sqlite3.OperationalError:  # stopped mid-write: let it finish, try again
+            os.kill(proc.pid, signal.SIGCONT)
+            time.sleep(0.01)
+        finally:
+            db.close()
+    raise AssertionError("the owner always held the write lock")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from gated import gated_data_dir, read_until, start_owner, start_run
+from gated import gated_data_dir, read_until, start_owner, start_run, stop_between_writes
 from support import query, run_cli
 
 from core.events import BusEvent, RunActivity, RunInterrupted
@@ -195,7 +195,7 @@ async def test_a_hung_owner_s_run_is_interrupted_once_its_heartbeat_is_older_tha
     orch = await AgentOrchestrator.open(data)
     try:
         assert await orch.interrupt_stale_runs(grace_s=2) == []  # it beats: alive
-        os.kill(proc.pid, signal.SIGSTOP)  # alive, but silent
+        stop_between_writes(proc, data)  # alive, but silent
         found: list[RunInterrupted] = []
 
         async def interrupted() -> bool:

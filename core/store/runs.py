@@ -280,7 +280,7 @@ class RunsRepository:
                 cur = await db.execute(
                     "UPDATE runs SET status = ?, error = ?,"
                     " finished_at = coalesce(heartbeat_at, started_at),"
-                    " output = coalesce(live_output, output),"
+                    " output = coalesce(live_output, output), live_output = NULL,"
                     " cancel_requested_at = coalesce(cancel_requested_at, ?)"
                     f" WHERE run_id = ? AND status = ?{still_silent}",
                     params,
@@ -494,11 +494,13 @@ class RunsRepository:
         """Store the run's outcome and free its session (``finished_us`` None: no touch).
 
         Both statements find their row by primary key; the session only if this
-        run still holds it.
+        run still holds it. The first close wins; the live output is dropped (the
+        output holds the reply now), the stderr tail stays for whoever looks.
         """
         await db.execute(
             "UPDATE runs SET status = ?, finished_at = coalesce(?, started_at), input_tokens = ?,"
-            " output_tokens = ?, output = ?, error = ? WHERE run_id = ? AND status = ?",
+            " output_tokens = ?, output = ?, error = ?, live_output = NULL"
+            " WHERE run_id = ? AND status = ?",
             (
                 status.value,
                 finished_us,

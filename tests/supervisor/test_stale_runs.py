@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import signal
 from pathlib import Path
 
-from events_recorder import recording
-from gated import gated_data_dir, read_until, start_owner
+from gated import gated_data_dir, read_until, start_owner, stop_between_writes
+from supervisor_support import recording
 from support import query
 
 from core.events import RunInterrupted
@@ -29,7 +28,7 @@ async def test_a_silent_owner_s_run_is_interrupted_within_the_grace_period(
         try:
             with recording(orch.bus) as seen:
                 async with Supervisor(orch, monitors=[StaleRuns(grace_s=1.0)], **FAST):
-                    os.kill(owner.pid, signal.SIGSTOP)  # alive, but no longer beating
+                    stop_between_writes(owner, data)  # alive, but no longer beating
                     event = await seen.wait_for(lambda e: isinstance(e, RunInterrupted))
         finally:
             await orch.close()

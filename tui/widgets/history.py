@@ -152,7 +152,11 @@ class RunCancelledCell(HistoryCell):
 
 
 class RunInterruptedCell(HistoryCell):
-    """Its process died (or stopped beating) before the run ended."""
+    """Its process died (or stopped beating) before the run ended.
+
+    A ``run_interrupted`` event (whoever noticed), or a run's own end event
+    stored ``interrupted``.
+    """
 
     title = "⚠ run interrupted"
     css_class = "-failed"
