@@ -182,9 +182,23 @@ def _may_hold_secret(text: str) -> bool:
 
 
 def redact(text: str) -> str:
-    """``text`` with every secret replaced by ``[REDACTED]`` (names and schemes kept)."""
+    """``text`` with every secret replaced by ``[REDACTED]`` (names and schemes kept).
+
+    Every rule but the private key block matches within one line, so a long text
+    is redacted line by line and only the lines holding a word a rule needs are
+    scanned (a reply that says "token" once is one line of work, not all of it).
+    """
     if not text or not _may_hold_secret(text):
         return text
+    if "\n" not in text or "-----begin" in text.lower():
+        return _redact_whole(text)
+    # Split at "\n" only: the rules' values may hold other line breaks ("\r", U+2028).
+    return "\n".join(
+        _redact_whole(line) if _may_hold_secret(line) else line for line in text.split("\n")
+    )
+
+
+def _redact_whole(text: str) -> str:
     findings = find_secrets(text)
     if not findings:
         return text

@@ -5,7 +5,8 @@ session of ``tests/fixtures/realdata`` copied K times, K=300: 3,900 files,
 1.65 GB) it measures:
 
 - cold import into an empty store with the search index and without it
-  (``import_sources(..., search_text=False)``), alternated ``--rounds`` times so
+  (``import_sources(..., search_text=False)`` into a store whose search
+  triggers are dropped, so titles are not indexed either), alternated ``--rounds`` times so
   the load of the machine hits both alike; the median of each, and what the
   index adds (target < 20%);
 - the index's size: its rows, the text they hold, and the pages of
@@ -65,11 +66,23 @@ def _p95(samples: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
 
 
+async def _without_search(orch: AgentOrchestrator) -> None:
+    """The baseline store indexes nothing: its search triggers are dropped."""
+    triggers = await orch.store.db.fetch_all(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search%'"
+    )
+    async with orch.store.db.transaction() as db:
+        for row in triggers:
+            await db.execute(f'DROP TRIGGER "{row["name"]}"')
+
+
 async def _cold_import(work: Path, name: str, claude: Path, codex: Path, text: bool) -> float:
     data_dir = work / name
     shutil.rmtree(data_dir, ignore_errors=True)
     orch = await AgentOrchestrator.open(data_dir)
     try:
+        if not text:
+            await _without_search(orch)
         started = time.perf_counter()
         await import_sources(orch.store, claude, codex, search_text=text)
         return time.perf_counter() - started
