@@ -61,7 +61,7 @@ the delegate is still running: wait and retry.\
 """
 
 SESSIONS_DESCRIPTION = """\
-Discover, preview and dismiss reusable delegate sessions.
+Discover, search, preview and dismiss reusable delegate sessions.
 - {"operation": "list", "limit"?: 1..100, "cursor"?} -> {"sessions": [...], \
 "next_cursor"}: newest last_interacted_at first (default 3 per page). Each session has \
 conversation_id, agent_id, mode, state (idle|running|pending|ready), cwd, title, \
@@ -71,6 +71,10 @@ next page; null means no more.
 {"messages": [...], "next_cursor"}: that session's messages newest first (default 10). \
 Use it only when you need the context before a follow-up; nothing is sent to you \
 automatically.
+- {"operation": "search", "query", "limit"?, "cursor"?} -> {"results": [...], \
+"next_cursor"}: sessions whose title, prompts or replies match the query (words, \
+"phrases", prefix*, agent:, state:, branch:, cwd:), best first (default 10); each \
+result has the session and a snippet with the matched words' offsets.
 - {"operation": "dismiss", "conversation_id"} -> {"status": "ok"}: remove the session \
 from the reusable pool once you are done with it.
 Errors: invalid_request (the message names the field), invalid_cursor, \

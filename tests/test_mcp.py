@@ -128,6 +128,7 @@ async def test_lists_the_two_tools_with_the_model_schemas(data: Path) -> None:
     assert set(sessions.input_schema["properties"]) == {
         "operation",
         "conversation_id",
+        "query",
         "cursor",
         "limit",
     }
