@@ -1090,6 +1090,7 @@ class AgentOrchestrator:
         self, prompt: str, agent_id: str, runner: Runner, cwd: Path, mode: SessionMode
     ) -> RunHandle:
         """A launch its own worker process drives; returns once it is recorded."""
+        await self._warm_up(prompt)
         return await self._detach(
             RunKind.LAUNCH,
             lambda owner: self._record_launch(prompt, agent_id, runner, cwd, mode, owner),
@@ -1100,12 +1101,23 @@ class AgentOrchestrator:
     ) -> RunHandle:
         """A follow-up its own worker process drives; returns once the session is claimed."""
         agent, runner, cwd = await self._check_follow_up(conversation_id, agent_id)
+        await self._warm_up(prompt)
         return await self._detach(
             RunKind.FOLLOW_UP,
             lambda owner: self._record_follow_up(
                 conversation_id, prompt, agent, runner, cwd, owner
             ),
         )
+
+    @staticmethod
+    async def _warm_up(prompt: str) -> None:
+        """Load the token encoding before the worker starts, not while it starts.
+
+        Counting the prompt again when it is recorded is then quick; done
+        while the worker's own start-up competes for the cores, loading the
+        encoding would make the caller's answer wait.
+        """
+        await asyncio.to_thread(count_tokens, prompt)
 
     async def _detach(
         self,

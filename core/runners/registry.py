@@ -6,7 +6,6 @@ from core.config import AgentConfig
 from core.runners.base import Runner
 from core.runners.claude_code import ClaudeCodeRunner
 from core.runners.codex import CodexRunner
-from core.runners.openai_compat import OpenAICompatRunner
 from core.runners.scripted import ScriptedRunner
 
 
@@ -18,5 +17,8 @@ def build_runner(agent_id: str, config: AgentConfig) -> Runner:
     if config.runner == "codex":
         return CodexRunner.from_config(agent_id, config)
     if config.runner == "openai_compat":
+        # Deferred: its HTTP client's import is slow, and most commands never use it.
+        from core.runners.openai_compat import OpenAICompatRunner
+
         return OpenAICompatRunner.from_config(agent_id, config)
     raise AssertionError(f"unhandled runner {config.runner!r}")  # pragma: no cover
