@@ -106,3 +106,23 @@ def test_runs_errors_are_typed(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert (code, err["error"]["code"]) == (1, "not_running")
     assert main([*d, "runs", "stop", "no-such-run"]) == 1
     assert "unknown_run" in capsys.readouterr().err
+
+
+def test_a_detached_run_is_a_worker_s_and_runs_stop_reaches_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, gate = gated_data_dir(tmp_path)
+    d = ("--data-dir", str(data))
+    try:
+        code, answer = cli_json(
+            capsys, *d, "run", "--detached", "--json", "--agent", "gated", "explain"
+        )
+        assert code == 0
+        run_id = answer["run_id"]
+        code, shown = cli_json(capsys, *d, "runs", "show", run_id, "--json")
+        assert shown["run"]["owner_kind"] == "worker"  # recorded by the caller for its worker
+        code, stopped = cli_json(capsys, *d, "runs", "stop", run_id, "--json")
+        assert (code, stopped["how"]) == (0, "stopped")
+        assert query(data, "SELECT status FROM runs") == [("cancelled",)]
+    finally:
+        gate.touch()
