@@ -100,6 +100,10 @@ async def test_the_prompt_shows_at_once_and_a_quiet_run_its_elapsed_time(
             pilot, lambda: "running 1m 15s" in run_text(app), what="the elapsed time ticking"
         )
         assert "no output for 1m 15s" in run_text(app)
+        # What the agent said on stderr (streamed as it came) is shown once quiet.
+        await wait_until(
+            pilot, lambda: "connecting to the model" in run_text(app), what="the stderr tail"
+        )
         gate.touch()
         await wait_until(
             pilot,

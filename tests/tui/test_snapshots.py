@@ -24,6 +24,7 @@ from tui_support import (
     history_cells,
     hostile_sessions,
     insert_run,
+    insert_running_run,
     insert_sessions,
     session_list,
     session_with,
@@ -532,3 +533,35 @@ def test_watcher_fallback_notice(
     polling = Supervision(store_poll_s=0.05, tick_s=0.2, rescan_s=30, force_polling=True)
     app = make_app(data_dir, supervise=polling, import_sources=(claude, codex))
     assert snap_compare(app, terminal_size=MEDIUM, run_before=run_before)
+
+
+STDERR_TAIL = """\
+codex: connecting to the model
+error: stream disconnected before completion: connection refused
+retrying in 8s (attempt 3 of 5)
+"""
+
+
+def test_run_waiting_with_stderr(
+    snap_compare: SnapCompare, data_dir: Path, make_app: AppFactory
+) -> None:
+    """A run silent for 38 s of its 47: elapsed time, and what its agent said on stderr."""
+    waiting = session_with(
+        "wa171ng0-0000-4000-8000-000000000000",
+        ["Port the parser to the new grammar", "Ported; 3 tests left to fix."],
+        title="Port the parser to the new grammar",
+        agent_id="stalled",
+        minutes_ago=1,
+    )
+    asyncio.run(insert_sessions(data_dir, [waiting]))
+    asyncio.run(
+        insert_running_run(
+            data_dir,
+            waiting.session.conversation_id,
+            "Fix the three failing tests",
+            seconds_ago=47,
+            stderr_tail=STDERR_TAIL,
+            quiet_for_s=38,
+        )
+    )
+    assert snap_compare(make_app(data_dir), terminal_size=MEDIUM, run_before=_ready)

@@ -364,3 +364,32 @@ async def write_from_another_process(data_dir: Path) -> None:
         sys.executable, str(script), str(data_dir), cwd=script.parent
     )
     assert await process.wait() == 0
+
+
+async def insert_running_run(
+    data_dir: Path,
+    conversation_id: str,
+    prompt: str,
+    *,
+    seconds_ago: int,
+    stderr_tail: str,
+    quiet_for_s: int,
+    run_id: str = "run00000-0000-4000-8000-000000000002",
+) -> None:
+    """A follow-up of ``conversation_id`` in flight (owned by the calling process) that
+    started ``seconds_ago`` and last wrote ``stderr_tail`` ``quiet_for_s`` ago."""
+    started_us = FIXED_NOW_US - seconds_ago * 1_000_000
+    store = await Store.open(data_dir / DB_FILENAME)
+    try:
+        session = await store.sessions.get(conversation_id)
+        await store.runs.claim_follow_up(
+            conversation_id,
+            NewRun(run_id, session.agent_id, RunKind.FOLLOW_UP, prompt, started_us),
+            None,
+        )
+        await store.runs.heartbeat([run_id], FIXED_NOW_US)
+        await store.runs.record_activity(
+            run_id, "", stderr_tail, FIXED_NOW_US - quiet_for_s * 1_000_000
+        )
+    finally:
+        await store.close()

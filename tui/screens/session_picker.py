@@ -31,6 +31,7 @@ from core.orchestrator import AgentOrchestrator
 from tui import formatting as fmt
 from tui.bridge import (
     HistoryPosted,
+    RunActivityReceived,
     RunOutputReceived,
     RunsUpdated,
     SessionsUpdated,
@@ -559,6 +560,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     def on_run_output_received(self, message: RunOutputReceived) -> None:
         self.preview.append_live(message.event.conversation_id, message.event.text)
+
+    def on_run_activity_received(self, message: RunActivityReceived) -> None:
+        e = message.event
+        self.preview.show_activity(e.conversation_id, e.run_id, e.stderr_tail, e.at)
 
     # --- what other processes did (the supervisor) -------------------------
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
@@ -102,21 +101,12 @@ class LiveReply:
         self.text.append(visible(chunk))
 
 
-def _moment(value: Any) -> datetime | None:
-    """A stored time (µs since the epoch, or already a datetime) as a datetime."""
-    if isinstance(value, datetime):
-        return value
-    if isinstance(value, int):
-        return datetime.fromtimestamp(value / 1_000_000, UTC)
-    return None
-
-
 def stored_activity(run: Run) -> Activity:
     """What the run row says the agent did last (kept by whichever process drives it)."""
     return Activity(
-        stderr_tail=getattr(run, "stderr_tail", None) or "",
-        live_output=getattr(run, "live_output", None) or "",
-        last_output_at=_moment(getattr(run, "last_output_at", None)),
+        stderr_tail=run.stderr_tail or "",
+        live_output=run.live_output or "",
+        last_output_at=run.last_output_at,
     )
 
 
