@@ -35,6 +35,11 @@ log = logging.getLogger(__name__)
 WATCH_STEP_MS = 100
 """How often the watch thread looks at the stop flag (idle cost: a few wake-ups a second)."""
 
+RESTARTS_ALLOWED = 3
+RESTART_WINDOW_S = 60.0
+"""A watch that breaks after it started is started again (with a catch-up re-scan),
+up to this many times in this window; beyond, the watcher falls back to re-scanning."""
+
 OnStatus = Callable[[TranscriptWatching, str | None], None]
 OnImported = Callable[[], None]
 
@@ -95,6 +100,18 @@ def _transcripts_under(folder: str) -> list[str]:
     return found
 
 
+class WatchBroke(Exception):
+    """The native watch failed after it had started (it is started again)."""
+
+
+def _cause(exc: BaseException) -> str:
+    """What went wrong, from the first leaf of an exception group (the events
+    library raises from a task group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return str(exc) or type(exc).__name__
+
+
 class TranscriptWatcher:
     """Imports transcripts as the agents write them; reports how via ``on_status``."""
 
@@ -128,6 +145,7 @@ class TranscriptWatcher:
         # First an incremental re-scan (what was appended while nobody watched),
         # and again whenever a missing folder appears (what it already holds).
         catch_up = True
+        breaks: list[float] = []
         while not stop.is_set():
             present = [f for f in self.roots.folders if f.is_dir()]
             if not present:
@@ -139,11 +157,23 @@ class TranscriptWatcher:
                 if await _wait(stop, self._rescan_s):
                     return
                 continue
+            folders = ", ".join(str(f) for f in present)
             try:
                 catch_up = await self._watch(present, stop, catch_up)
-            except (OSError, RuntimeError) as exc:
-                folders = ", ".join(str(f) for f in present)
-                reason = f"cannot watch {folders} ({exc}); re-scanning every {self._rescan_s:g} s"
+            except WatchBroke as broke:
+                now = asyncio.get_running_loop().time()
+                breaks = [t for t in breaks if now - t < RESTART_WINDOW_S] + [now]
+                if len(breaks) > RESTARTS_ALLOWED:
+                    reason = f"watching {folders} keeps failing ({broke}); re-scanning every "
+                    reason += f"{self._rescan_s:g} s"
+                    log.warning("%s", reason)
+                    await self._poll(stop, reason)
+                    return
+                log.warning("watching %s stopped (%s); watching again", folders, broke)
+                catch_up = True  # what changed while no watch was in place
+            except (OSError, RuntimeError, ExceptionGroup) as exc:
+                reason = f"cannot watch {folders} ({_cause(exc)}); re-scanning every "
+                reason += f"{self._rescan_s:g} s"
                 log.warning("%s", reason)
                 await self._poll(stop, reason)
                 return
@@ -154,7 +184,9 @@ class TranscriptWatcher:
         ``catch_up``: re-scan once the watches are in place (nothing is missed
         between the scan and the first event).
 
-        Raises OSError (or RuntimeError) when the watch cannot start.
+        Raises OSError (or RuntimeError) when the watch cannot start, and
+        :class:`WatchBroke` when it fails after it started (e.g. the events library
+        meets a path it cannot decode, in a folder another program named).
         """
         missing = [f for f in self.roots.folders if f not in present]
         batches = awatch(
@@ -183,6 +215,8 @@ class TranscriptWatcher:
                     changes = await batch
                 except StopAsyncIteration:  # stopped
                     return False
+                except (OSError, RuntimeError, ExceptionGroup) as exc:
+                    raise WatchBroke(_cause(exc)) from exc
                 await self._import(_changed_transcripts(changes))
                 if any(f.is_dir() for f in missing):
                     return True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,35 @@ async def test_a_dismissed_session_stays_dismissed_when_its_transcript_grows(
                 f.write("\n")
             await seen.wait_for(lambda e: isinstance(e, SessionsChanged))
     assert not await orch.store.sessions.exists(CLAUDE_SESSION)
+
+
+async def test_a_folder_with_an_undecodable_name_never_stops_the_watching(
+    orch: AgentOrchestrator, homes: tuple[Path, Path]
+) -> None:
+    # Another program may name a folder in bytes that are not UTF-8; the file
+    # events library cannot decode such a path. Watching goes on (by events, or
+    # by re-scanning with the reason said), and the grown transcript is seen.
+    claude, codex = homes
+    await orch.import_sources(claude, codex, workers=0)
+    before = await context_tokens(orch, CLAUDE_SESSION)
+    transcript = claude / "projects" / CLAUDE_PROJECT / f"{CLAUDE_SESSION}.jsonl"
+    with recording(orch.bus) as seen:
+        async with Supervisor(
+            orch, claude_dir=claude, codex_dir=codex, rescan_s=0.3, **FAST
+        ) as supervisor:
+            bad = os.fsencode(claude / "projects") + b"/\xff\xfe-project"
+            os.mkdir(bad)
+            fd = os.open(bad + b"/x.jsonl", os.O_CREAT | os.O_WRONLY, 0o600)
+            os.write(fd, b"{}\n")
+            os.close(fd)
+            await asyncio.sleep(0.5)  # let the watcher meet the folder first
+            with transcript.open("a", encoding="utf-8") as f:
+                f.write(assistant_line(CLAUDE_SESSION, before + 777, 1) + "\n")
+            await seen.wait_for(
+                lambda e: isinstance(e, SessionsChanged) and CLAUDE_SESSION in e.conversation_ids
+            )
+            status = supervisor.watch_status
+            assert status.transcripts == "watching" or (
+                status.transcripts == "polling" and status.reason
+            )
+    assert await context_tokens(orch, CLAUDE_SESSION) == before + 777
