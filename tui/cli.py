@@ -118,26 +118,9 @@ STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 async def cmd_sessions_stop(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     """Stop the run in flight of a session (or a run id), whichever process drives it."""
-    outcome = await orch.stop_run(args.id)
-    if args.json:
-        _print_json(
-            {
-                "status": "ok",
-                "run_id": outcome.run_id,
-                "conversation_id": outcome.conversation_id,
-                "how": outcome.how,
-            }
-        )
-        return EXIT_OK
-    what = {
-        "cancelled": "stopped",
-        "stopped": "stopped",
-        "signalled": "asked its process to stop",
-        "requested": "asked its owner to stop it (it does at its next heartbeat)",
-        "interrupted": "its process had already ended: marked interrupted",
-    }[outcome.how]
-    print(f"run {outcome.run_id} of {outcome.conversation_id}: {what}")
-    return EXIT_OK
+    from tui.cli_runs import report_stop  # it imports this module: deferred
+
+    return report_stop(await orch.stop_run(args.id), as_json=args.json)
 
 
 async def cmd_run_detached(orch: AgentOrchestrator, args: argparse.Namespace) -> int:

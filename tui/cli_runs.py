@@ -143,8 +143,12 @@ async def cmd_runs_show(orch: AgentOrchestrator, args: argparse.Namespace) -> in
 
 async def cmd_runs_stop(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     run = await orch.get_run(args.run_id)
-    outcome: StopOutcome = await orch.stop_run(run.run_id)
-    if args.json:
+    return report_stop(await orch.stop_run(run.run_id), as_json=args.json)
+
+
+def report_stop(outcome: StopOutcome, *, as_json: bool) -> int:
+    """What a stop did, as the tool's JSON or one line (``runs stop``, ``sessions stop``)."""
+    if as_json:
         _print_json(
             {
                 "status": "ok",
@@ -154,5 +158,7 @@ async def cmd_runs_stop(orch: AgentOrchestrator, args: argparse.Namespace) -> in
             }
         )
         return EXIT_OK
+    print(f"run {outcome.run_id} of {outcome.conversation_id}: {STOP_OUTCOMES[outcome.how]}")
+    return EXIT_OK
     print(f"run {outcome.run_id} of {outcome.conversation_id}: {STOP_OUTCOMES[outcome.how]}")
     return EXIT_OK
