@@ -48,6 +48,9 @@ class Supervision:
             force_polling=self.force_polling,
             rescan_s=self.rescan_s,
             lease_ttl_s=self.lease_ttl_s,
+            # The panel's background import reads what changed while nobody watched
+            # (with its progress on screen); a second full scan would only compete.
+            catch_up=False,
         )
 
 

@@ -45,6 +45,8 @@ class Supervisor:
     looks at the store's data version, ``tick_s`` between lease renewals and
     monitor ticks, ``debounce_ms`` of file events, ``rescan_s`` of the polling
     fallback, ``lease_ttl_s`` after which a silent leader is replaced.
+    ``catch_up=False`` skips the incremental re-scan when watching starts, for a
+    front end that imports at start itself (the panel's background import).
     """
 
     def __init__(
@@ -61,6 +63,7 @@ class Supervisor:
         rescan_s: float = 30.0,
         monitors: Sequence[Monitor] | None = None,
         lease_ttl_s: float = 10.0,
+        catch_up: bool = True,
     ) -> None:
         self.orchestrator = orchestrator
         self.store: Store = orchestrator.store
@@ -78,6 +81,7 @@ class Supervisor:
                 debounce_ms=debounce_ms,
                 force_polling=force_polling,
                 rescan_s=rescan_s,
+                catch_up=catch_up,
                 on_status=self._set_transcripts,
                 on_imported=self._store_watch.poke,
             )

@@ -124,6 +124,7 @@ class TranscriptWatcher:
         debounce_ms: int,
         force_polling: bool,
         rescan_s: float,
+        catch_up: bool = True,
         on_status: OnStatus,
         on_imported: OnImported,
     ) -> None:
@@ -132,6 +133,7 @@ class TranscriptWatcher:
         self._debounce_ms = debounce_ms
         self._force_polling = force_polling
         self._rescan_s = rescan_s
+        self._catch_up = catch_up
         self._on_status = on_status
         self._on_imported = on_imported
 
@@ -144,7 +146,7 @@ class TranscriptWatcher:
             return
         # First an incremental re-scan (what was appended while nobody watched),
         # and again whenever a missing folder appears (what it already holds).
-        catch_up = True
+        catch_up = self._catch_up
         breaks: list[float] = []
         while not stop.is_set():
             present = [f for f in self.roots.folders if f.is_dir()]
