@@ -34,6 +34,9 @@ from core.supervisor.watch import TranscriptWatcher
 
 log = logging.getLogger(__name__)
 
+STOP_WAIT_S = 5.0
+"""How long :meth:`Supervisor.stop` waits for its tasks to end."""
+
 STATUS_WAIT_S = 2.0
 """How long :meth:`Supervisor.start` waits for the transcript watcher to say how it watches."""
 
@@ -137,7 +140,12 @@ class Supervisor:
         self._stop.set()
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Bounded: a watcher stuck in a library call must not hold a front end's exit.
+        stuck: set[asyncio.Task[None]] = set()
+        if self._tasks:
+            _done, stuck = await asyncio.wait(self._tasks, timeout=STOP_WAIT_S)
+        for task in stuck:
+            log.warning("%s did not stop within %g s", task.get_name(), STOP_WAIT_S)
         self._tasks.clear()
         await self._leadership.release()
 

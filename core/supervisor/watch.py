@@ -15,6 +15,7 @@ appears it is imported once and watched.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import stat
@@ -163,6 +164,8 @@ class TranscriptWatcher:
             try:
                 catch_up = await self._watch(present, stop, catch_up)
             except WatchBroke as broke:
+                if stop.is_set():
+                    return
                 now = asyncio.get_running_loop().time()
                 breaks = [t for t in breaks if now - t < RESTART_WINDOW_S] + [now]
                 if len(breaks) > RESTARTS_ALLOWED:
@@ -174,6 +177,8 @@ class TranscriptWatcher:
                 log.warning("watching %s stopped (%s); watching again", folders, broke)
                 catch_up = True  # what changed while no watch was in place
             except (OSError, RuntimeError, ExceptionGroup) as exc:
+                if stop.is_set():  # stopping: never start a re-scan on the way out
+                    return
                 reason = f"cannot watch {folders} ({_cause(exc)}); re-scanning every "
                 reason += f"{self._rescan_s:g} s"
                 log.warning("%s", reason)
@@ -202,6 +207,7 @@ class TranscriptWatcher:
             recursive=True,
             force_polling=False,
         )
+        batch: asyncio.Future[set[tuple[Change, str]]] | None = None
         try:
             batch = asyncio.ensure_future(anext(batches))
             # awatch registers its watches in its first step, before it waits in a
@@ -224,7 +230,14 @@ class TranscriptWatcher:
                     return True
                 batch = asyncio.ensure_future(anext(batches))
         finally:
-            await batches.aclose()
+            # The next batch is a task of its own: stop it before closing the
+            # generator it runs in (closing a running generator is an error).
+            if batch is not None and not batch.done():
+                batch.cancel()
+                with contextlib.suppress(BaseException):
+                    await batch
+            with contextlib.suppress(RuntimeError):
+                await batches.aclose()
 
     async def _poll(self, stop: asyncio.Event, reason: str) -> None:
         """The fallback: an incremental re-scan of everything every ``rescan_s``."""
