@@ -99,6 +99,11 @@ class ContextUsage(Strict):
 
     used_tokens: int = 0
     limit_tokens: int = 0
+    # False when the agent recorded no usage at all: shown as "usage unknown", never "0 used".
+    known: bool = True
+    # True right after a compaction boundary, before the agent records new usage:
+    # ``used_tokens`` is then an estimate (shown with "≈"), not a measured figure.
+    estimated: bool = False
 
     @property
     def left_fraction(self) -> float:
@@ -124,6 +129,47 @@ class Session(Strict):
     metrics: SessionMetrics = SessionMetrics()
     context: ContextUsage = ContextUsage()
     last_run_status: RunStatus | None = None
+    # A name the user gave it in delegate (never written into another tool's files).
+    name: str | None = None
+    # Set while the session is in the archive (dismissed: out of the reusable pool).
+    archived_at: datetime | None = None
+    # How many sub-agent sessions have this one as their parent (listed under it).
+    child_count: int = 0
+    # A Claude Code warm-up sub-agent (a lone "Warmup" prompt), hidden by default.
+    warmup: bool = False
+
+    @property
+    def shown_title(self) -> str:
+        """What every view shows as the session's title: its name, else its first prompt."""
+        return self.name or self.title
+
+
+class SessionSort(StrEnum):
+    """The order of a listing: newest activity first, or newest created first."""
+
+    ACTIVITY = "activity"
+    CREATED = "created"
+
+
+class SessionScope(Strict):
+    """Which sessions a listing, a count or a search covers, and in what order.
+
+    The default is what the seed's ``list`` returns: every project, the
+    reusable pool (not the archive), sub-agents only under their parents,
+    newest activity first.
+    """
+
+    # Sessions whose cwd is one of these folders or inside one (a project and
+    # its worktrees); None covers every project.
+    roots: tuple[str, ...] | None = None
+    branch: str | None = None  # only sessions on this git branch
+    archived: bool = False  # the archive instead of the reusable pool
+    sort: SessionSort = SessionSort.ACTIVITY
+    # True lists top-level sessions only (sub-agents are read with their parent);
+    # False lists sub-agents as rows of their own.
+    top_level: bool = True
+    subagents: bool = True  # False hides sub-agent sessions entirely
+    warmup: bool = False  # True shows Claude Code's warm-up sub-agents too
 
 
 class Message(Strict):
