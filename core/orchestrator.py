@@ -469,6 +469,16 @@ class AgentOrchestrator:
     async def get_session(self, conversation_id: str) -> Session:
         return await self.store.sessions.get(await self.resolve_id(conversation_id))
 
+    async def transcript_path(self, conversation_id: str) -> Path | None:
+        """The transcript file Claude Code or Codex keeps for this session, or None.
+
+        None for a session only delegate recorded. The path is what the import
+        found; the file may have gone since (callers open it with the usual
+        regular-file checks).
+        """
+        path = await self.store.imports.source_path(await self.resolve_id(conversation_id))
+        return Path(path) if path is not None else None
+
     async def latest_run(self, conversation_id: str) -> Run | None:
         """The session's newest run (in flight or not), or None before its first."""
         runs = await self.store.runs.for_session(await self.resolve_id(conversation_id))

@@ -251,6 +251,17 @@ class ImportsRepository:
             return str(r["path"]), str(r["source"]), bool(r["prompts_in_items"])
         return None
 
+    async def source_path(self, conversation_id: str) -> str | None:
+        """The transcript file another agent wrote for this session (the newest), or None."""
+        rows = await self._db.fetch_all(
+            "SELECT path FROM source_files WHERE conversation_id = ?"
+            " ORDER BY mtime_ns DESC LIMIT 1",
+            (conversation_id,),
+        )
+        for r in rows:
+            return str(r["path"])
+        return None
+
     async def save_report(self, at_us: int, report: str, keep: int = 20) -> None:
         async with self._db.transaction() as db:
             await db.execute(
