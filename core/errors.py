@@ -135,6 +135,13 @@ class CwdMissing(DelegateError):
         self.cwd = cwd
 
 
+class NotReopenable(DelegateError):
+    """A session that has no agent CLI of its own to open it in (delegate's own
+    conversations, a sub-agent that lives inside its parent's session)."""
+
+    code = "not_reopenable"
+
+
 class NotRunning(DelegateError):
     """Asked to stop a session or run that has no run in flight."""
 

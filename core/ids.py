@@ -44,6 +44,11 @@ _SHAPES: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
 RUNNER_SOURCES = {"claude_code": CLAUDE_CODE, "codex": CODEX}
 
 
+def is_uuid(text: str) -> bool:
+    """Whether ``text`` is a UUID in its canonical form (what a resumable session id is)."""
+    return _UUID.fullmatch(text) is not None
+
+
 def is_valid_id(source: str, conversation_id: str) -> bool:
     """Whether ``conversation_id`` has a shape ``source``'s agent mints."""
     shapes = _SHAPES.get(source, ())

@@ -460,6 +460,30 @@ class AgentOrchestrator:
 
         return await import_sources(self.store, claude_dir, codex_dir, progress, workers=workers)
 
+    async def refresh_transcript(self, conversation_id: str) -> Session:
+        """Read what an agent CLI appended to the session's transcript (a person
+        just worked in it interactively) and return the session as it is now.
+
+        Only that file is read, from where the last import stopped; delegate's
+        own conversations have no transcript and come back unchanged.
+        """
+        from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+
+        session = await self.get_session(conversation_id)
+        config = self.settings.agents.get(session.agent_id)
+        source = session.source
+        if source not in (ids.CLAUDE_CODE, ids.CODEX):
+            runner = config.runner if config is not None else ""
+            source = ids.RUNNER_SOURCES.get(runner, "")
+        if not source:
+            return session
+        env = {**os.environ, **(config.env if config is not None else {})}
+        root = env.get("CODEX_HOME" if source == ids.CODEX else "CLAUDE_CONFIG_DIR")
+        await import_transcript(
+            self.store, source, session.conversation_id, Path(root) if root else None
+        )
+        return await self.get_session(session.conversation_id)
+
     async def last_import_report(self) -> ImportReport | None:
         """The report of the last import (any process), or None before the first."""
         from core.sources.importer import load_report

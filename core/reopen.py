@@ -1,0 +1,160 @@
+"""Back into the real session: open a Claude Code or Codex session in its own CLI.
+
+:func:`reopen_plan` checks everything before anything runs and says what will
+run: ``claude --resume ID`` or ``codex resume ID`` (the id alone: Claude Code
+refuses ``--session-id`` beside ``--resume`` unless forking), in the session's
+folder or another one the user chose, with the agent's configured binary and
+environment. The id is data: it must be the UUID its agent minted, so the
+CLI can never read it as an option. :func:`run_attached` runs the plan on the
+caller's terminal and waits for the person to leave the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import signal
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from core import ids
+from core.config import AgentConfig, Settings
+from core.errors import CwdMissing, NotReopenable
+from core.models import Session
+from core.runners.subprocess import resolve_binary
+
+# runner -> (the source its sessions are imported as, the CLI's usual name)
+_CLIS: dict[str, tuple[str, str]] = {
+    "claude_code": (ids.CLAUDE_CODE, "claude"),
+    "codex": (ids.CODEX, "codex"),
+}
+_RUNNER_OF_SOURCE = {source: runner for runner, (source, _) in _CLIS.items()}
+
+
+@dataclass(frozen=True)
+class ReopenPlan:
+    """What opening a session runs: ``argv`` in ``cwd`` with ``env``."""
+
+    conversation_id: str
+    source: str  # the transcript's layout: "claude-code" or "codex"
+    argv: tuple[str, ...]  # argv[0] is the resolved executable
+    cwd: Path
+    env: Mapping[str, str]
+    shown_binary: str  # the binary as configured ("claude"), for the command line
+
+    @property
+    def command_line(self) -> str:
+        """``cd DIR && claude --resume ID``, quoted for a POSIX shell (to paste elsewhere)."""
+        words = shlex.join([self.shown_binary, *self.argv[1:]])
+        return f"cd {shlex.quote(str(self.cwd))} && {words}"
+
+
+def _runner_of(session: Session, settings: Settings) -> str | None:
+    """The runner whose CLI owns the session, or None for delegate's own conversations."""
+    if session.source in _RUNNER_OF_SOURCE:
+        return _RUNNER_OF_SOURCE[session.source]
+    config = settings.agents.get(session.agent_id)
+    if config is not None and config.runner in _CLIS:
+        return config.runner
+    return None
+
+
+def _agent_for(session: Session, settings: Settings, runner: str) -> tuple[str, AgentConfig]:
+    """The configured agent to open it with: the session's own, else the first of its kind."""
+    own = settings.agents.get(session.agent_id)
+    if own is not None and own.runner == runner:
+        return session.agent_id, own
+    for name in sorted(settings.agents):
+        if settings.agents[name].runner == runner:
+            return name, settings.agents[name]
+    return session.agent_id, AgentConfig(runner=runner)
+
+
+def opens_interactively(session: Session, settings: Settings) -> bool:
+    """Whether the session opens in an agent CLI (else: delegate's conversation view)."""
+    runner = _runner_of(session, settings)
+    if runner is None:
+        return False
+    return ids.is_uuid(session.conversation_id) and not (
+        session.source == ids.CLAUDE_CODE and session.parent_id is not None
+    )
+
+
+def reopen_plan(session: Session, settings: Settings, *, cwd: str | None = None) -> ReopenPlan:
+    """How to open ``session`` in its CLI, in ``cwd`` (default: the session's folder).
+
+    Raises :class:`NotReopenable` (delegate's own conversation, a sub-agent),
+    :class:`InvalidId` (an id that is not its agent's), :class:`CwdMissing`
+    and :class:`RunnerUnavailable` (no such CLI) before anything runs.
+    """
+    runner = _runner_of(session, settings)
+    if runner is None:
+        raise NotReopenable(
+            f"session {session.conversation_id!r} is delegate's own conversation "
+            "(no agent CLI keeps it): open its conversation view instead"
+        )
+    source, default_binary = _CLIS[runner]
+    cid = ids.validate_id(source, session.conversation_id)
+    if not ids.is_uuid(cid) or (source == ids.CLAUDE_CODE and session.parent_id is not None):
+        raise NotReopenable(
+            f"session {cid!r} is a sub-agent: it runs inside its parent's session, "
+            "so open the parent session instead"
+        )
+    folder = _existing_folder(cwd or session.cwd)
+    agent_id, config = _agent_for(session, settings, runner)
+    env = {**os.environ, **config.env}
+    shown = config.binary or default_binary
+    executable = resolve_binary(shown, env, f"agents.{agent_id}.binary")
+    args = ("--resume", cid) if runner == "claude_code" else ("resume", cid)
+    return ReopenPlan(cid, source, (executable, *args), folder, env, shown)
+
+
+def _existing_folder(cwd: str) -> Path:
+    """``cwd`` (``~`` expanded) when it is a folder, else ``cwd_missing`` naming it."""
+    try:
+        path = Path(cwd).expanduser()
+        if cwd and path.is_dir():
+            return path
+    except (OSError, RuntimeError, ValueError):  # ~nosuchuser, a NUL, a name too long
+        pass
+    raise CwdMissing(cwd)
+
+
+async def run_attached(plan: ReopenPlan) -> int:
+    """Run the plan on this process's terminal (stdin, stdout, stderr inherited) and
+    return its exit code once the person leaves the agent.
+
+    Ctrl+C typed at the agent reaches it; this process only shrugs it off, so
+    the caller (a suspended panel) comes back whatever the agent does with it.
+    """
+    with _survive_interrupts():
+        process = await asyncio.create_subprocess_exec(*plan.argv, cwd=plan.cwd, env=dict(plan.env))
+        try:
+            return await process.wait()
+        except asyncio.CancelledError:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            await process.wait()
+            raise
+
+
+@contextlib.contextmanager
+def _survive_interrupts() -> Iterator[None]:
+    """SIGINT ignored by this process (a handler, so the child still gets the default)."""
+
+    def shrug(signum: int, frame: FrameType | None) -> None:
+        pass
+
+    try:
+        previous = signal.signal(signal.SIGINT, shrug)
+    except ValueError:  # not the main thread: signals are not ours to change
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
