@@ -84,12 +84,16 @@ def opens_interactively(session: Session, settings: Settings) -> bool:
     )
 
 
-def reopen_plan(session: Session, settings: Settings, *, cwd: str | None = None) -> ReopenPlan:
+def reopen_plan(
+    session: Session, settings: Settings, *, cwd: str | None = None, find_binary: bool = True
+) -> ReopenPlan:
     """How to open ``session`` in its CLI, in ``cwd`` (default: the session's folder).
 
     Raises :class:`NotReopenable` (delegate's own conversation, a sub-agent),
     :class:`InvalidId` (an id that is not its agent's), :class:`CwdMissing`
     and :class:`RunnerUnavailable` (no such CLI) before anything runs.
+    ``find_binary=False`` leaves the binary as configured (a command line to
+    copy into another terminal need not find it here).
     """
     runner = _runner_of(session, settings)
     if runner is None:
@@ -108,7 +112,7 @@ def reopen_plan(session: Session, settings: Settings, *, cwd: str | None = None)
     agent_id, config = _agent_for(session, settings, runner)
     env = {**os.environ, **config.env}
     shown = config.binary or default_binary
-    executable = resolve_binary(shown, env, f"agents.{agent_id}.binary")
+    executable = resolve_binary(shown, env, f"agents.{agent_id}.binary") if find_binary else shown
     args = ("--resume", cid) if runner == "claude_code" else ("resume", cid)
     return ReopenPlan(cid, source, (executable, *args), folder, env, shown)
 

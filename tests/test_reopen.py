@@ -180,3 +180,11 @@ def test_run_attached_runs_the_cli_in_the_cwd(on_path: Path, tmp_path: Path) -> 
     assert code == 3
     record = json.loads((on_path / "claude.json").read_text())
     assert record == {"argv": ["--resume", CLAUDE_ID], "cwd": str(folder)}
+
+
+def test_the_command_line_needs_no_cli_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    plan = reopen_plan(session(cwd=str(tmp_path)), Settings(), find_binary=False)
+    assert plan.command_line == f"cd {tmp_path} && claude --resume {CLAUDE_ID}"

@@ -76,13 +76,13 @@ async def test_resume_sends_a_follow_up_and_the_reply_appears(
         assert "tokens" in cell_text
 
 
-async def test_enter_opens_the_follow_up_box_and_escape_closes_it(
+async def test_the_follow_up_key_opens_the_box_and_escape_closes_it(
     demo_dir: Path, make_app: AppFactory
 ) -> None:
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("down", "enter")
+        await pilot.press("down", "r")
         await settle(pilot)
         assert isinstance(app.screen, FollowUpPrompt)
         assert app.screen.session.conversation_id == demo_id(1)

@@ -1,7 +1,16 @@
-"""The launch form for a new delegate: agent, working directory, prompt."""
+"""The launch form for a new session: agent, working directory, prompt.
+
+The agents are listed real ones first: Claude Code and Codex when their CLIs
+are found here, and OpenAI-compatible endpoints; the first of them is the
+default unless the config names one. The scripted agents follow, labelled as
+demo agents (their replies are canned). A real agent whose CLI is not found
+comes last and says so.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -13,12 +22,64 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static, TextArea
 
+from core.config import Settings
+from core.errors import RunnerUnavailable
+from core.runners.subprocess import resolve_binary
+
+# The CLI each real runner starts when no binary is configured.
+_CLI_NAMES = {"claude_code": "claude", "codex": "codex"}
+
 
 @dataclass(frozen=True)
 class LaunchRequest:
     agent_id: str
     cwd: str
     prompt: str
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    """One agent in the form's list, as shown."""
+
+    agent_id: str
+    label: str
+    real: bool  # a real agent (not scripted demo replies)
+    available: bool  # its CLI is found here (always True for endpoints and demo agents)
+
+
+def agent_choices(settings: Settings, env: Mapping[str, str] | None = None) -> list[AgentChoice]:
+    """Every configured agent in launch order (real and available, demo, then missing)."""
+    env = os.environ if env is None else env
+    ready, demo, missing = [], [], []
+    for name in sorted(settings.agents):
+        config = settings.agents[name]
+        about = f" · {config.description}" if config.description else ""
+        if config.runner == "scripted":
+            demo.append(
+                AgentChoice(name, f"{name} · demo agent (scripted replies){about}", False, True)
+            )
+            continue
+        cli = _CLI_NAMES.get(config.runner)
+        if cli is not None:
+            binary = config.binary or cli
+            try:
+                resolve_binary(binary, {**env, **config.env}, f"agents.{name}.binary")
+            except RunnerUnavailable:
+                missing.append(
+                    AgentChoice(name, f"{name} · {binary} not found on PATH", True, False)
+                )
+                continue
+        ready.append(AgentChoice(name, f"{name}{about}", True, True))
+    return ready + demo + missing
+
+
+def default_choice(settings: Settings, choices: list[AgentChoice]) -> str:
+    """The config's default agent when it names one, else the first real agent found here."""
+    if "default_agent" not in settings.model_fields_set:
+        for choice in choices:
+            if choice.real and choice.available:
+                return choice.agent_id
+    return settings.default_agent
 
 
 class NewDelegate(ModalScreen[LaunchRequest | None]):
@@ -50,9 +111,9 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
         ),
     ]
 
-    def __init__(self, agents: list[str], default_agent: str, cwd: str) -> None:
+    def __init__(self, choices: list[AgentChoice], default_agent: str, cwd: str) -> None:
         super().__init__()
-        self._agents = agents
+        self.choices = choices
         self._default_agent = default_agent
         self._cwd = cwd
 
@@ -61,7 +122,7 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
             yield Static("[b]New delegate[/b]")
             yield Label("Agent")
             yield Select(
-                [(name, name) for name in self._agents],
+                [(Text(choice.label), choice.agent_id) for choice in self.choices],
                 value=self._default_agent,
                 allow_blank=False,
                 id="launch-agent",

@@ -17,17 +17,18 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual import getters, on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from core.clock import Clock, system_clock
-from core.errors import DelegateError, DismissRefused
+from core.errors import CwdMissing, DelegateError, DismissRefused
 from core.events import HistoryEvent
 from core.models import Session, SessionPage, SessionState
 from core.orchestrator import AgentOrchestrator
+from core.reopen import ReopenPlan, opens_interactively, reopen_plan, run_attached
 from tui import formatting as fmt
 from tui.bridge import (
     HistoryPosted,
@@ -44,8 +45,10 @@ from tui.modals.confirm_dismiss import ConfirmDismiss
 from tui.modals.confirm_stop import ConfirmStop
 from tui.modals.follow_up import FollowUpPrompt
 from tui.modals.help import HelpScreen, help_rows
-from tui.modals.new_delegate import LaunchRequest, NewDelegate
+from tui.modals.new_delegate import LaunchRequest, NewDelegate, agent_choices, default_choice
+from tui.modals.other_folder import OtherFolder
 from tui.safe_text import first_line
+from tui.screens.conversation import ConversationScreen
 from tui.widgets.background_import import BackgroundImport, ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS, Dismissals
 from tui.widgets.filter_bar import DEBOUNCE_SECONDS, FilterBar
@@ -71,7 +74,6 @@ Press [b]?[/b] for every key."""
 # Keys the help lists besides the bindings (handled by the widgets themselves).
 EXTRA_HELP = [
     ("↑/↓ pgup/pgdn", "Move", "Move through sessions; more load near the end"),
-    ("enter", "Resume", "Open the follow-up box for the highlighted session"),
     ("esc", "Clear filter", "Clear the filter and return to the list"),
     ("ctrl+p", "Commands", "The command palette with every panel action"),
     ("tab", "Focus", "Move between the list, the preview and the history cells"),
@@ -94,11 +96,28 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
+            "enter",
+            "open_session",
+            "Open",
+            id="picker.open",
+            show=False,
+            tooltip="Open the session: Claude Code / Codex in their CLI, ours full screen",
+        ),
+        Binding(
+            "ctrl+y",
+            "copy_command",
+            "Copy command",
+            id="picker.copy_command",
+            priority=True,
+            show=False,
+            tooltip="Copy the command that opens the session in its CLI",
+        ),
+        Binding(
             "r",
             "resume",
             "Resume",
             id="picker.resume",
-            tooltip="Send a follow-up prompt into the highlighted session (also enter)",
+            tooltip="Send a follow-up prompt into the highlighted session",
         ),
         Binding(
             "d",
@@ -354,7 +373,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @on(SessionList.Chosen)
     def _chosen(self) -> None:
-        self.action_resume()
+        self.action_open_session()
 
     # --- filter ----------------------------------------------------------
 
@@ -382,6 +401,88 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def action_page_newer(self) -> None:
         if not self.preview.page_newer():
             self.notify("Already at the newest messages.", timeout=2)
+
+    # --- open: back into the real session ----------------------------------
+
+    def action_open_session(self) -> None:
+        """Claude Code / Codex: their CLI on this terminal; delegate's own: the conversation."""
+        session = self.sessions.highlighted_session
+        if session is None:
+            return
+        if opens_interactively(session, self.orchestrator.settings):
+            self._open_in_cli(session)
+            return
+        self.app.push_screen(
+            ConversationScreen(
+                self.orchestrator, session, clock=self.clock, quiet_s=self.run_quiet_seconds
+            ),
+            lambda _: self._after_conversation(session.conversation_id),
+        )
+
+    def _after_conversation(self, conversation_id: str) -> None:
+        self._refresh_session_soon(conversation_id)
+
+    def _open_in_cli(self, session: Session, cwd: str | None = None) -> None:
+        """Check everything, then hand the terminal over; a missing folder asks for another."""
+        try:
+            plan = reopen_plan(session, self.orchestrator.settings, cwd=cwd)
+        except CwdMissing:
+            suggestion = str(self.launch_cwd or Path.home())
+
+            def chosen(folder: str | None) -> None:
+                if folder is not None:
+                    self._open_in_cli(session, folder)
+
+            self.app.push_screen(OtherFolder(session, suggestion), chosen)
+            return
+        except DelegateError as exc:
+            self.notify(exc.message, title="Cannot open it", severity="warning", markup=False)
+            return
+        self._hand_over(plan)
+
+    @work(group="open", exclusive=True, name="opening the session", exit_on_error=False)
+    async def _hand_over(self, plan: ReopenPlan) -> None:
+        """Suspend the panel, run the agent on the terminal, come back when it exits and
+        read what the session gained meanwhile."""
+        app = self.app
+        try:
+            # No repaint while the agent owns the terminal (the loop keeps running:
+            # runs this panel drives keep beating, the supervisor keeps watching).
+            with app.batch_update(), app.suspend():
+                code = await run_attached(plan)
+        except SuspendNotSupported:
+            self.notify(
+                f"This panel has no terminal to hand over. Run it elsewhere "
+                f"(ctrl+y copies it):\n{plan.command_line}",
+                title="Not opened",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
+            return
+        except OSError as exc:  # the binary vanished or cannot be executed
+            self.notify(f"{plan.argv[0]}: {exc.strerror}", title="Not opened", severity="error")
+            return
+        if code != 0:
+            self.notify(f"{plan.shown_binary} exited with status {code}.", timeout=4)
+        session = await self.orchestrator.refresh_transcript(plan.conversation_id)
+        self.sessions.replace_session(session)
+        current = self.sessions.highlighted_session
+        if current is not None and current.conversation_id == session.conversation_id:
+            self.preview.preview(session)
+
+    def action_copy_command(self) -> None:
+        """Copy ``cd DIR && claude --resume ID``, for people who open it in another pane."""
+        session = self.sessions.highlighted_session
+        if session is None:
+            return
+        try:
+            plan = reopen_plan(session, self.orchestrator.settings, find_binary=False)
+        except DelegateError as exc:
+            self.notify(exc.message, title="Nothing copied", severity="warning", markup=False)
+            return
+        self.app.copy_to_clipboard(plan.command_line)
+        self.notify(plan.command_line, title="Copied", timeout=4, markup=False)
 
     # --- resume ----------------------------------------------------------
 
@@ -448,7 +549,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def action_new_delegate(self) -> None:
         settings = self.orchestrator.settings
         cwd = str(self.launch_cwd or Path.cwd())
-        form = NewDelegate(sorted(settings.agents), settings.default_agent, cwd)
+        choices = agent_choices(settings)
+        form = NewDelegate(choices, default_choice(settings, choices), cwd)
 
         def launched(request: LaunchRequest | None) -> None:
             if request is not None:
