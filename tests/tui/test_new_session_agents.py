@@ -42,7 +42,9 @@ def options(form: NewDelegate) -> list[tuple[str, str]]:
 async def test_real_agents_on_path_come_first_and_are_the_default(
     tmp_path: Path, make_app: AppFactory, only_claude_on_path: None
 ) -> None:
-    data = write_config(tmp_path / "data")
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    (data / "config.toml").write_text('[agents.gated]\nrunner = "scripted"\n')
     app = make_app(data)
     async with app.run_test(size=(120, 36)) as pilot:
         form = await open_form(app, pilot)

@@ -90,8 +90,12 @@ def write_config(data_dir: Path, extra: str = "") -> Path:
     gated, stalled = data_dir / "gated.toml", data_dir / "stalled.toml"
     gated.write_text(gate_script(data_dir / GATE_FILE, after=1), encoding="utf-8")
     stalled.write_text(gate_script(data_dir / "never-opened", after=0), encoding="utf-8")
+    # The scripted echo launches unless a test says otherwise: with Claude Code or
+    # Codex on PATH (CI) the form would default to them.
+    default = "" if "default_agent" in extra else 'default_agent = "echo"'
     (data_dir / "config.toml").write_text(
-        f"""{extra}
+        f"""{default}
+{extra}
 
 [agents.gated]
 runner = "scripted"
