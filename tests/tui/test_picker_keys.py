@@ -56,7 +56,7 @@ async def test_help_lists_every_binding(demo_dir: Path, make_app: AppFactory) ->
             assert binding.tooltip.split(" (")[0] in text, binding  # type: ignore[union-attr]
         for key in ("r", "d", "^d", "u", "n", "/, f", "[", "]", "x", "h", "^r", "?", "q"):
             assert any(line.strip().startswith(key) for line in text.splitlines()), key
-        for extra in ("enter", "esc", "ctrl+p", "tab", "pgup/pgdn"):
+        for extra in ("esc", "ctrl+p", "tab", "pgup/pgdn"):
             assert extra in text
         assert "[keymap]" in text
         await pilot.press("escape")

@@ -1,0 +1,125 @@
+"""Back into the real session with the real Claude Code CLI, from the real panel, in tmux.
+
+The panel runs in a tmux pane (a tmux server of the test's own) over the store a
+delegate launch wrote; ``enter`` hands the terminal to ``claude --resume ID``,
+which talks to the loopback model server. A prompt typed there reaches the model
+with the session's history; ``/exit`` brings the panel back, showing the reply
+it re-read from the transcript. Skipped where tmux is missing (and, outside CI,
+where the CLI is).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from conftest import Agents, find_cli
+from model_server import conversation_length
+from test_real_clis import indexed, run_to_end
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Pane:
+    """One tmux server (its own socket) running one command in a 120x36 pane."""
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def tmux(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10
+        )
+        return done.stdout
+
+    def text(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "panel")
+
+    async def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "panel", "-l", text)
+        await asyncio.sleep(0.3)  # the CLI's input box takes a typed burst before the enter key
+        self.tmux("send-keys", "-t", "panel", "Enter")
+
+    async def wait_for(
+        self, condition: Callable[[str], bool], what: str, seconds: float = 45
+    ) -> str:
+        """What the pane shows once ``condition`` holds; the test's own loop keeps
+        running meanwhile (its orchestrator may hold the import lock briefly)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            shown = self.text()
+            if condition(shown):
+                return shown
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; the pane shows:\n{shown}")
+            await asyncio.sleep(0.2)
+
+
+@pytest.fixture
+def pane(tmp_path: Path) -> Iterator[Pane]:
+    server = Pane(f"delegate-e2e-{os.getpid()}-{tmp_path.name}")
+    yield server
+    server.tmux("kill-server")
+
+
+def first_run_done(home: Path, workdir: Path, api_key: str) -> None:
+    """What a person answers once in Claude Code's first interactive start: onboarding
+    done, this folder trusted, this API key approved (kept in ``~/.claude.json``)."""
+    path = home / ".claude.json"
+    state = json.loads(path.read_text()) if path.exists() else {}
+    state["hasCompletedOnboarding"] = True
+    state.setdefault("projects", {})[str(workdir)] = {"hasTrustDialogAccepted": True}
+    state["customApiKeyResponses"] = {"approved": [api_key[-20:]], "rejected": []}
+    path.write_text(json.dumps(state))
+
+
+async def test_enter_opens_the_real_claude_and_the_panel_comes_back(
+    agents: Agents, pane: Pane, tmp_path: Path
+) -> None:
+    find_cli("claude")
+    [launch] = await agents.orch.delegate("say pong", "claude-code", cwd=str(agents.workdir))
+    await run_to_end(launch)
+    cid = launch.conversation_id
+    [transcript] = list(agents.claude_projects.glob(f"*/{cid}.jsonl"))
+    before = await indexed(agents, cid, transcript)
+    first_run_done(agents.home, agents.workdir, os.environ["ANTHROPIC_API_KEY"])
+
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    env |= {"PYTHONPATH": str(REPO), "TERM": "xterm-256color"}
+    data = agents.orch.store.path.parent
+    panel = [sys.executable, "-m", "tui.cli", "--data-dir", str(data)]
+    window = ["-s", "panel", "-x", "120", "-y", "36", "-c", str(tmp_path)]
+    started = await asyncio.create_subprocess_exec(
+        *["tmux", "-L", pane.socket, "-f", "/dev/null", "new-session", "-d", *window, *panel],
+        env=env,
+    )
+    assert await asyncio.wait_for(started.wait(), 10) == 0
+    await pane.wait_for(lambda s: "say pong" in s and "reusable" in s, "the panel with the session")
+
+    pane.tmux("send-keys", "-t", "panel", "Enter")
+    await pane.wait_for(lambda s: "Claude Code v" in s and "pong 1" in s, "claude, resumed")
+    await pane.type("what next")
+    await pane.wait_for(lambda s: "pong 3" in s, "the reply in claude")
+    await pane.type("/exit")
+    await pane.wait_for(lambda s: "reusable" in s and "Claude Code v" not in s, "the panel back")
+    await pane.wait_for(lambda s: "pong 3" in s, "the reply re-read, in the preview")
+
+    # The model saw the session's history: Claude resumed it, not a new one.
+    last = agents.server.model_calls("/v1/messages")[-1]
+    assert conversation_length("/v1/messages", last.body) == 3
+    assert "say pong" in json.dumps(last.body["messages"])
+    after = await agents.orch.get_session(cid)
+    assert after.metrics.messages > before.metrics.messages
