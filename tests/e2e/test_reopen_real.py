@@ -1,4 +1,4 @@
-"""Back into the real session with the real Claude Code CLI, from the real panel, in tmux.
+"""Back into the real session with the real Claude Code and Codex CLIs, from the real panel.
 
 The panel runs in a tmux pane (a tmux server of the test's own) over the store a
 delegate launch wrote; ``enter`` hands the terminal to ``claude --resume ID``,
@@ -11,9 +11,11 @@ where the CLI is).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -23,7 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import Agents, find_cli
 from model_server import conversation_length
-from test_real_clis import indexed, run_to_end
+from test_real_clis import indexed, processes_with_home, run_to_end
 
 pytestmark = [
     pytest.mark.e2e,
@@ -86,6 +88,20 @@ def first_run_done(home: Path, workdir: Path, api_key: str) -> None:
     path.write_text(json.dumps(state))
 
 
+async def open_panel(pane: Pane, agents: Agents, cwd: Path) -> None:
+    """The real panel over the test's store, in the pane, with the test's environment."""
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+    env |= {"PYTHONPATH": str(REPO), "TERM": "xterm-256color"}
+    data = agents.orch.store.path.parent
+    panel = [sys.executable, "-m", "tui.cli", "--data-dir", str(data)]
+    window = ["-s", "panel", "-x", "120", "-y", "36", "-c", str(cwd)]
+    started = await asyncio.create_subprocess_exec(
+        *["tmux", "-L", pane.socket, "-f", "/dev/null", "new-session", "-d", *window, *panel],
+        env=env,
+    )
+    assert await asyncio.wait_for(started.wait(), 10) == 0
+
+
 async def test_enter_opens_the_real_claude_and_the_panel_comes_back(
     agents: Agents, pane: Pane, tmp_path: Path
 ) -> None:
@@ -97,16 +113,7 @@ async def test_enter_opens_the_real_claude_and_the_panel_comes_back(
     before = await indexed(agents, cid, transcript)
     first_run_done(agents.home, agents.workdir, os.environ["ANTHROPIC_API_KEY"])
 
-    env = {k: v for k, v in os.environ.items() if k != "TMUX"}
-    env |= {"PYTHONPATH": str(REPO), "TERM": "xterm-256color"}
-    data = agents.orch.store.path.parent
-    panel = [sys.executable, "-m", "tui.cli", "--data-dir", str(data)]
-    window = ["-s", "panel", "-x", "120", "-y", "36", "-c", str(tmp_path)]
-    started = await asyncio.create_subprocess_exec(
-        *["tmux", "-L", pane.socket, "-f", "/dev/null", "new-session", "-d", *window, *panel],
-        env=env,
-    )
-    assert await asyncio.wait_for(started.wait(), 10) == 0
+    await open_panel(pane, agents, tmp_path)
     await pane.wait_for(lambda s: "say pong" in s and "reusable" in s, "the panel with the session")
 
     pane.tmux("send-keys", "-t", "panel", "Enter")
@@ -123,3 +130,42 @@ async def test_enter_opens_the_real_claude_and_the_panel_comes_back(
     assert "say pong" in json.dumps(last.body["messages"])
     after = await agents.orch.get_session(cid)
     assert after.metrics.messages > before.metrics.messages
+
+
+async def test_enter_opens_the_real_codex_and_the_panel_comes_back(
+    agents: Agents, pane: Pane, tmp_path: Path
+) -> None:
+    find_cli("codex")
+    [launch] = await agents.orch.delegate("say pong", "codex", cwd=str(agents.workdir))
+    await run_to_end(launch)
+    cid = launch.conversation_id  # the thread id Codex named
+    [rollout] = list((agents.codex_home / "sessions").glob(f"*/*/*/rollout-*-{cid}.jsonl"))
+    before = await indexed(agents, cid, rollout)
+    calls_before = len(agents.server.model_calls("/v1/responses"))
+    try:
+        await open_panel(pane, agents, tmp_path)
+        await pane.wait_for(lambda s: "say pong" in s and "reusable" in s, "the panel")
+
+        pane.tmux("send-keys", "-t", "panel", "Enter")
+        await pane.wait_for(lambda s: "OpenAI Codex" in s and "say pong" in s, "codex, resumed")
+        await pane.type("what next")
+        await pane.wait_for(
+            lambda _: len(agents.server.model_calls("/v1/responses")) > calls_before,
+            "codex to ask the model",
+        )
+        last = agents.server.model_calls("/v1/responses")[-1]
+        reply = f"pong {conversation_length('/v1/responses', last.body)}"
+        await pane.wait_for(lambda s: reply in s, "the reply in codex")
+        await pane.type("/exit")
+        await pane.wait_for(lambda s: "reusable" in s and "OpenAI Codex" not in s, "the panel")
+        await pane.wait_for(lambda s: reply in s, "the reply re-read, in the preview")
+
+        # Codex resumed the thread: the model saw the first prompt again.
+        assert "say pong" in json.dumps(last.body)
+        after = await agents.orch.get_session(cid)
+        assert after.metrics.messages > before.metrics.messages
+    finally:
+        # Interactive Codex leaves a background app-server behind: end the ones it started.
+        for pid in processes_with_home(agents.home):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
