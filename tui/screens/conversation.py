@@ -119,7 +119,9 @@ class ConversationScreen(ForwardsWorkerErrors, Screen[None]):
         problem = Static("", id="conversation-problem")
         problem.display = False  # a line only when there is something to say
         yield problem
-        yield TextArea(id="conversation-box", soft_wrap=True, show_line_numbers=False)
+        box = TextArea(id="conversation-box", soft_wrap=True, show_line_numbers=False)
+        box.border_title = "Follow up"
+        yield box
         yield Static("", id="conversation-error")
         yield Footer()
 
