@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from core.errors import InvalidCursor
+from core.models import SessionSort
 
 _VERSION = 1
 # SQLite integers are signed 64-bit; a forged cursor beyond that must not reach a query.
@@ -22,10 +23,15 @@ _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
 @dataclass(frozen=True, slots=True)
 class SessionCursor:
-    """Position after the last session of a page: ``(last_interacted_us, conversation_id)``."""
+    """Position after the last session of a page: ``(sort key, conversation_id)``.
+
+    The sort key is the last interaction's time, or the creation time when
+    ``sort`` is ``created``; a cursor only continues a listing of its own sort.
+    """
 
     last_interacted_us: int
     conversation_id: str
+    sort: SessionSort = SessionSort.ACTIVITY
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,17 +64,26 @@ def _is_sql_int(value: object) -> TypeGuard[int]:
 
 
 def encode_session_cursor(cursor: SessionCursor) -> str:
-    return _encode(
-        {"v": _VERSION, "k": "s", "t": cursor.last_interacted_us, "id": cursor.conversation_id}
-    )
+    payload: dict[str, object] = {
+        "v": _VERSION,
+        "k": "s",
+        "t": cursor.last_interacted_us,
+        "id": cursor.conversation_id,
+    }
+    if cursor.sort is not SessionSort.ACTIVITY:  # activity cursors stay as they were
+        payload["o"] = cursor.sort.value
+    return _encode(payload)
 
 
-def decode_session_cursor(cursor: str) -> SessionCursor:
+def decode_session_cursor(cursor: str, sort: SessionSort = SessionSort.ACTIVITY) -> SessionCursor:
+    """The position ``cursor`` names; :class:`InvalidCursor` unless it pages ``sort``."""
     payload = _decode(cursor, "s")
     ts, cid = payload.get("t"), payload.get("id")
     if not _is_sql_int(ts) or not isinstance(cid, str):
         raise InvalidCursor(f"cursor {cursor[:40]!r} is malformed; start again without a cursor")
-    return SessionCursor(ts, cid)
+    if payload.get("o", SessionSort.ACTIVITY.value) != sort.value:
+        raise InvalidCursor("cursor belongs to a listing in another order; start again without it")
+    return SessionCursor(ts, cid, sort)
 
 
 def encode_message_cursor(cursor: MessageCursor) -> str:

@@ -336,6 +336,46 @@ BEGIN
         WHERE rowid = NEW.rowid;
 END
 """,
+    # Issue 9: a session's name, the archive, warm-up sub-agents, the created
+    # order. Dismissing now archives (``archived_at``, µs) instead of deleting;
+    # purging deletes and tombstones as dismissing did. The state counters count
+    # only sessions outside the archive. ``sessions_children`` pages a parent's
+    # sub-agents oldest first and answers ``child_count`` with one index range.
+    8: """
+ALTER TABLE sessions ADD COLUMN name TEXT;
+ALTER TABLE sessions ADD COLUMN archived_at INTEGER;
+ALTER TABLE sessions ADD COLUMN warmup INTEGER NOT NULL DEFAULT 0;
+
+CREATE INDEX sessions_created_first ON sessions (created_at DESC, conversation_id DESC);
+CREATE INDEX sessions_children ON sessions (parent_id, created_at, conversation_id)
+    WHERE parent_id IS NOT NULL;
+
+DROP TRIGGER session_counts_insert;
+DROP TRIGGER session_counts_delete;
+DROP TRIGGER session_counts_update;
+CREATE TRIGGER session_counts_insert AFTER INSERT ON sessions WHEN NEW.archived_at IS NULL
+BEGIN
+    INSERT OR IGNORE INTO session_counts (state) VALUES (NEW.state);
+    UPDATE session_counts SET sessions = sessions + 1, bytes = bytes + NEW.bytes_on_disk
+        WHERE state = NEW.state;
+END;
+CREATE TRIGGER session_counts_delete AFTER DELETE ON sessions WHEN OLD.archived_at IS NULL
+BEGIN
+    UPDATE session_counts SET sessions = sessions - 1, bytes = bytes - OLD.bytes_on_disk
+        WHERE state = OLD.state;
+END;
+CREATE TRIGGER session_counts_update AFTER UPDATE OF state, bytes_on_disk, archived_at
+ON sessions
+    WHEN OLD.state IS NOT NEW.state OR OLD.bytes_on_disk IS NOT NEW.bytes_on_disk
+        OR (OLD.archived_at IS NULL) IS NOT (NEW.archived_at IS NULL)
+BEGIN
+    UPDATE session_counts SET sessions = sessions - 1, bytes = bytes - OLD.bytes_on_disk
+        WHERE state = OLD.state AND OLD.archived_at IS NULL;
+    INSERT OR IGNORE INTO session_counts (state) VALUES (NEW.state);
+    UPDATE session_counts SET sessions = sessions + 1, bytes = bytes + NEW.bytes_on_disk
+        WHERE state = NEW.state AND NEW.archived_at IS NULL;
+END
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

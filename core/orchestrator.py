@@ -70,6 +70,8 @@ from core.models import (
     Session,
     SessionMode,
     SessionPage,
+    SessionScope,
+    SessionSort,
     SessionsRequest,
     SessionState,
     Usage,
@@ -345,17 +347,46 @@ class AgentOrchestrator:
         cursor: str | None = None,
         *,
         query: str | None = None,
+        scope: SessionScope | None = None,
     ) -> SessionPage:
-        """Reusable sessions, newest interaction first, one keyset page at a time.
+        """The sessions ``scope`` covers (default: the reusable pool, top-level,
+        newest activity first), one keyset page at a time.
 
-        ``query`` (the picker's filter) keeps sessions whose agent, title, cwd,
-        branch or id contain it, case-insensitively.
+        ``query`` (the picker's filter) keeps sessions whose agent, title, name,
+        cwd, branch or id contain it, case-insensitively. A cursor continues only
+        a listing in its own order.
         """
+        scope = scope or SessionScope()
         request = validate(SessionsRequest, {"operation": "list", "limit": limit, "cursor": cursor})
         after = (
-            cursors.decode_session_cursor(request.cursor) if request.cursor is not None else None
+            cursors.decode_session_cursor(request.cursor, scope.sort)
+            if request.cursor is not None
+            else None
         )
-        sessions, nxt = await self.store.sessions.page(request.limit or limit, after, query)
+        sessions, nxt = await self.store.sessions.page(request.limit or limit, after, query, scope)
+        return SessionPage(
+            sessions=sessions,
+            next_cursor=cursors.encode_session_cursor(nxt) if nxt else None,
+        )
+
+    async def list_children(
+        self,
+        parent_id: str,
+        limit: int = MAX_PAGE,
+        cursor: str | None = None,
+        *,
+        scope: SessionScope | None = None,
+    ) -> SessionPage:
+        """A session's sub-agents, oldest first; warm-ups only when ``scope.warmup``."""
+        request = validate(SessionsRequest, {"operation": "list", "limit": limit, "cursor": cursor})
+        after = (
+            cursors.decode_session_cursor(request.cursor, SessionSort.CREATED)
+            if request.cursor is not None
+            else None
+        )
+        sessions, nxt = await self.store.sessions.children(
+            parent_id, request.limit or limit, after, scope
+        )
         return SessionPage(
             sessions=sessions,
             next_cursor=cursors.encode_session_cursor(nxt) if nxt else None,
@@ -557,9 +588,11 @@ class AgentOrchestrator:
         """Reusable sessions by state and their total footprint in bytes."""
         return await self.store.sessions.count_by_state()
 
-    async def count_sessions(self, *, query: str | None = None) -> int:
-        """How many sessions ``query`` keeps (all of them without one)."""
-        return await self.store.sessions.count_matching(query)
+    async def count_sessions(
+        self, *, query: str | None = None, scope: SessionScope | None = None
+    ) -> int:
+        """How many sessions ``scope`` covers and ``query`` keeps."""
+        return await self.store.sessions.count_matching(query, scope)
 
     async def search_sessions(
         self, query: str, limit: int = DEFAULT_SEARCH_PAGE, cursor: str | None = None
@@ -603,6 +636,22 @@ class AgentOrchestrator:
             )
         )
         return session
+
+    async def archive(self, conversation_id: str) -> Session:
+        """Move a session (and its sub-agents) out of the reusable pool into the archive.
+
+        Everything stored is kept (:meth:`restore` brings it back); a running
+        or pending session is refused (``dismiss_refused``).
+        """
+        validate(SessionsRequest, {"operation": "dismiss", "conversation_id": conversation_id})
+        conversation_id = await self.resolve_id(conversation_id)
+        return await self.store.archive.archive(conversation_id, to_us(self.clock()))
+
+    async def restore(self, conversation_id: str) -> Session:
+        """Bring an archived session (and its sub-agents) back into the reusable pool."""
+        validate(SessionsRequest, {"operation": "dismiss", "conversation_id": conversation_id})
+        conversation_id = await self.resolve_id(conversation_id)
+        return await self.store.archive.restore(conversation_id)
 
     # --- launch and follow-up -------------------------------------------
 

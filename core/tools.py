@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from core.errors import DelegateError, InternalError, InvalidRequest
-from core.models import AgentRequest, Run, RunKind, SessionsRequest, SessionState
+from core.models import AgentRequest, Run, RunKind, SessionScope, SessionsRequest, SessionState
 from core.orchestrator import AgentOrchestrator, RunHandle, validate
 from core.redact import redact_data
 
@@ -40,7 +40,9 @@ async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[st
     try:
         request = validate(SessionsRequest, parse_request(raw))
         if request.operation == "list":
-            page = await orch.list_sessions(request.limit or 3, request.cursor)
+            page = await orch.list_sessions(
+                request.limit or 3, request.cursor, scope=SessionScope(top_level=False)
+            )
             return page.model_dump(mode="json")
         if request.operation == "search":
             assert request.query is not None

@@ -17,6 +17,7 @@ from typing import Any
 
 from core.config import DB_FILENAME, resolve_data_dir
 from core.errors import DelegateError, InternalError, InvalidRequest, StoreError
+from core.models import SessionScope
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact, redact_data
 
@@ -74,7 +75,7 @@ async def cmd_tool(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
 
 
 async def cmd_sessions_list(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    page = await orch.list_sessions(args.limit, args.cursor)
+    page = await orch.list_sessions(args.limit, args.cursor, scope=SessionScope(top_level=False))
     if args.json:
         _print_json(page.model_dump(mode="json"))
         return EXIT_OK

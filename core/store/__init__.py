@@ -9,6 +9,7 @@ tables and SQL::
     store.runs        launch, follow-up claim, finish, run rows (runs)
     store.messages    append and page messages                  (messages)
     store.history     history events                            (history)
+    store.archive     archive, restore, rename                  (sessions)
     store.tombstones  dismiss, dismissed ids                    (dismissed)
     store.imports     transcript index and import reports       (source_files, import_reports)
     store.agents      configured agents                         (agents)
@@ -24,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.store.agents import AgentsRepository
+from core.store.archive import ArchiveRepository
 from core.store.bulk import BulkRepository
 from core.store.changes import ChangeCursor, ChangeSet, ChangesRepository, StoredHistory
 from core.store.database import Database
@@ -89,6 +91,7 @@ class Store:
         # Every reader first interrupts runs whose owner is gone (issue 7.7).
         self.sessions = SessionsRepository(db, before_read=self._interrupt_dead_runs)
         self.tombstones = TombstonesRepository(db, before_dismiss=self._interrupt_dead_runs)
+        self.archive = ArchiveRepository(db, before_write=self._interrupt_dead_runs)
         self.imports = ImportsRepository(db)
         self.agents = AgentsRepository(db)
         self.bulk = BulkRepository(db, self.messages)

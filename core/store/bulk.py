@@ -22,7 +22,7 @@ class BulkRepository:
             await db.executemany(
                 "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
                 " title, parent_id, source, created_at, last_interacted_at, context_limit,"
-                " last_run_status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " last_run_status, warmup) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         f.session.conversation_id,
@@ -38,6 +38,7 @@ class BulkRepository:
                         f.last_interacted_us,
                         f.session.context_limit,
                         f.last_run_status.value if f.last_run_status else None,
+                        int(f.session.warmup),
                     )
                     for f in sessions
                 ],

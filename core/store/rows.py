@@ -51,6 +51,7 @@ class NewSession:
     git_branch: str | None = None
     parent_id: str | None = None
     source: str = "delegate"
+    warmup: bool = False  # a Claude Code warm-up sub-agent (hidden by default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,8 +268,23 @@ def _json_dict(value: object) -> dict[str, Any] | None:
 SESSION_COLUMNS = (
     "conversation_id, agent_id, mode, state, cwd, git_branch, title, parent_id, source,"
     " created_at, last_interacted_at, turns, message_count, token_count, bytes_on_disk,"
-    " context_tokens, context_limit, last_run_status"
+    " context_tokens, context_limit, last_run_status, name, archived_at, warmup"
 )
+# A session's sub-agents as its row shows them (warm-ups are not counted):
+# one range of index ``sessions_children`` per row. ``{table}`` is the name or
+# alias of the outer ``sessions`` table.
+_CHILD_COUNT = (
+    "(SELECT count(*) FROM sessions AS child WHERE child.parent_id = {table}.conversation_id"
+    " AND child.warmup = 0) AS child_count"
+)
+
+
+def session_columns(table: str = "sessions") -> str:
+    """The columns :func:`session_from_row` reads, with ``child_count``, for ``table``."""
+    columns = ", ".join(f"{table}.{c.strip()}" for c in SESSION_COLUMNS.split(","))
+    return f"{columns}, {_CHILD_COUNT.format(table=table)}"
+
+
 MESSAGE_COLUMNS = "id, conversation_id, seq, role, content, created_at, token_count, tool, run_id"
 RUN_COLUMNS = (
     "run_id, conversation_id, agent_id, kind, prompt, status, started_at, finished_at,"
@@ -278,7 +294,10 @@ RUN_COLUMNS = (
 
 
 def session_from_row(row: aiosqlite.Row) -> Session:
+    """A stored session; ``child_count`` is 0 unless the query selected it
+    (:func:`session_columns`)."""
     status = row["last_run_status"]
+    archived = row["archived_at"]
     return Session(
         conversation_id=_text(row["conversation_id"]),
         agent_id=_text(row["agent_id"]),
@@ -302,7 +321,18 @@ def session_from_row(row: aiosqlite.Row) -> Session:
             limit_tokens=clamp_count(row["context_limit"]),
         ),
         last_run_status=_enum(RunStatus, status, RunStatus.FAILED) if status else None,
+        name=_optional_text(row["name"]) or None,
+        archived_at=clamp_time(archived) if archived is not None else None,
+        child_count=_child_count(row),
+        warmup=bool(clamp_int(row["warmup"])),
     )
+
+
+def _child_count(row: aiosqlite.Row) -> int:
+    # ``in`` on a row tests its values, not its column names.
+    if "child_count" not in row.keys():  # noqa: SIM118
+        return 0
+    return clamp_count(row["child_count"])
 
 
 def message_from_row(row: aiosqlite.Row) -> Message:

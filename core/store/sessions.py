@@ -13,35 +13,41 @@ import aiosqlite
 
 from core.cursors import SessionCursor
 from core.errors import UnknownConversation
-from core.models import Session
+from core.models import Session, SessionScope, SessionSort
 from core.store.database import Database
-from core.store.rows import SESSION_COLUMNS, clamp_count, clamp_int, session_from_row
+from core.store.rows import clamp_count, clamp_int, session_columns, session_from_row
+from core.store.scope import scope_where
 
-# The paging queries, named so the benchmark can EXPLAIN exactly what runs
-# (tests/bench/bench_core.py): each must walk an index in order, never sort.
+# The paging queries of the default scope, named so the benchmark can EXPLAIN
+# exactly what runs (tests/bench/bench_core.py): each must walk an index in
+# order, never sort. Other scopes add conditions to the same walk.
+_DEFAULT_WHERE, _ = scope_where(SessionScope(), "sessions")
+_ACTIVITY_ORDER = "ORDER BY last_interacted_at DESC, conversation_id DESC"
+_CREATED_ORDER = "ORDER BY created_at DESC, conversation_id DESC"
 SQL_LIST_SESSIONS = (
-    f"SELECT {SESSION_COLUMNS} FROM sessions"
-    " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
+    f"SELECT {session_columns()} FROM sessions WHERE {_DEFAULT_WHERE} {_ACTIVITY_ORDER} LIMIT ?"
 )
 SQL_LIST_SESSIONS_AFTER = (
-    f"SELECT {SESSION_COLUMNS} FROM sessions"
-    " WHERE (last_interacted_at, conversation_id) < (?, ?)"
-    " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
+    f"SELECT {session_columns()} FROM sessions WHERE {_DEFAULT_WHERE}"
+    f" AND (last_interacted_at, conversation_id) < (?, ?) {_ACTIVITY_ORDER} LIMIT ?"
 )
+# A parent's sub-agents, oldest first: walks index sessions_children.
+_CHILDREN_ORDER = "ORDER BY created_at, conversation_id"
 # The filter of the picker: a case-folded substring of these fields, folded by
 # Python's ``str.casefold`` (registered on the connections by core.store.database
 # as ``casefold``; about as fast as SQLite's ASCII-only ``lower``), so ``ÜBER``
 # finds ``über`` and ``strasse`` finds ``Straße``.
 _MATCHES = (
-    "instr(casefold(agent_id || ' ' || title || ' ' || cwd || ' ' || coalesce(git_branch, '')"
-    " || ' ' || conversation_id || ' ' || source), ?) > 0"
+    "instr(casefold(agent_id || ' ' || title || ' ' || coalesce(name, '') || ' ' || cwd"
+    " || ' ' || coalesce(git_branch, '') || ' ' || conversation_id || ' ' || source), ?) > 0"
 )
 # The status panel's "fullest contexts": walks index sessions_fullest in order.
 SQL_FULLEST_SESSIONS = (
-    f"SELECT {SESSION_COLUMNS} FROM sessions WHERE context_limit > 0"
+    f"SELECT {session_columns()} FROM sessions WHERE context_limit > 0 AND archived_at IS NULL"
     " ORDER BY CAST(context_tokens AS REAL) / context_limit DESC, conversation_id LIMIT ?"
 )
-# Sessions and bytes by state: counters kept by triggers (migration 4).
+# Sessions and bytes by state outside the archive: counters kept by triggers
+# (migrations 4 and 8).
 SQL_COUNT_BY_STATE = "SELECT state, sessions, bytes FROM session_counts WHERE sessions > 0"
 # Ids starting with a prefix: a range on the primary key.
 SQL_IDS_WITH_PREFIX = (
@@ -72,7 +78,7 @@ class SessionsRepository:
         """One session; :class:`UnknownConversation` when there is none."""
         await self._before_read()
         row = await self._db.fetch_one(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE conversation_id = ?",
+            f"SELECT {session_columns()} FROM sessions WHERE conversation_id = ?",
             (conversation_id,),
         )
         if row is None:
@@ -86,44 +92,64 @@ class SessionsRepository:
         return row is not None
 
     async def page(
-        self, limit: int, after: SessionCursor | None = None, query: str | None = None
+        self,
+        limit: int,
+        after: SessionCursor | None = None,
+        query: str | None = None,
+        scope: SessionScope | None = None,
     ) -> tuple[list[Session], SessionCursor | None]:
-        """One page, newest first; the cursor names the last row when more follow.
+        """One page of the sessions ``scope`` covers, in its order; the cursor
+        names the last row when more follow.
 
-        ``query`` keeps sessions whose agent, title, cwd, branch or id contain it
-        (case-insensitive); the walk still follows the newest-first index.
+        ``query`` keeps sessions whose agent, title, name, cwd, branch or id
+        contain it (case-insensitive); the walk still follows the order's index.
         """
         await self._before_read()
+        scope = scope or SessionScope()
+        if query is None and after is None and scope == SessionScope():
+            return _page(await self._db.fetch_all(SQL_LIST_SESSIONS, (limit + 1,)), limit, scope)
+        where, params = scope_where(scope, "sessions")
         if query:
-            return await self._list_matching(limit, after, query)
-        if after is None:
-            sql = SQL_LIST_SESSIONS
-            params: tuple[object, ...] = (limit + 1,)
-        else:
-            sql = SQL_LIST_SESSIONS_AFTER
-            params = (after.last_interacted_us, after.conversation_id, limit + 1)
-        return _page(await self._db.fetch_all(sql, params), limit)
-
-    async def _list_matching(
-        self, limit: int, after: SessionCursor | None, query: str
-    ) -> tuple[list[Session], SessionCursor | None]:
-        where = [_MATCHES]
-        params: list[object] = [query.casefold()]
+            where += f" AND {_MATCHES}"
+            params.append(query.casefold())
+        created = scope.sort is SessionSort.CREATED
         if after is not None:
-            where.append("(last_interacted_at, conversation_id) < (?, ?)")
+            key = "created_at" if created else "last_interacted_at"
+            where += f" AND ({key}, conversation_id) < (?, ?)"
             params += [after.last_interacted_us, after.conversation_id]
-        sql = (
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)}"
-            " ORDER BY last_interacted_at DESC, conversation_id DESC LIMIT ?"
-        )
-        return _page(await self._db.fetch_all(sql, (*params, limit + 1)), limit)
+        order = _CREATED_ORDER if created else _ACTIVITY_ORDER
+        sql = f"SELECT {session_columns()} FROM sessions WHERE {where} {order} LIMIT ?"
+        return _page(await self._db.fetch_all(sql, (*params, limit + 1)), limit, scope)
 
-    async def count_matching(self, query: str | None = None) -> int:
-        """How many sessions a filter keeps (all of them without one)."""
-        sql, params = "SELECT count(*) AS n FROM sessions", tuple[str, ...]()
+    async def children(
+        self,
+        parent_id: str,
+        limit: int,
+        after: SessionCursor | None = None,
+        scope: SessionScope | None = None,
+    ) -> tuple[list[Session], SessionCursor | None]:
+        """A parent's sub-agents, oldest first; of ``scope`` only ``warmup`` applies
+        (sub-agents go to and from the archive with their parent)."""
+        await self._before_read()
+        scope = scope or SessionScope()
+        where = "parent_id = ?" + ("" if scope.warmup else " AND warmup = 0")
+        params: list[object] = [parent_id]
+        if after is not None:
+            where += " AND (created_at, conversation_id) > (?, ?)"
+            params += [after.last_interacted_us, after.conversation_id]
+        sql = f"SELECT {session_columns()} FROM sessions WHERE {where} {_CHILDREN_ORDER} LIMIT ?"
+        rows = await self._db.fetch_all(sql, (*params, limit + 1))
+        return _page(rows, limit, SessionScope(sort=SessionSort.CREATED))
+
+    async def count_matching(
+        self, query: str | None = None, scope: SessionScope | None = None
+    ) -> int:
+        """How many sessions ``scope`` covers and ``query`` keeps."""
+        where, params = scope_where(scope or SessionScope(), "sessions")
         if query:
-            sql, params = f"{sql} WHERE {_MATCHES}", (query.casefold(),)
-        row = await self._db.fetch_one(sql, params)
+            where += f" AND {_MATCHES}"
+            params.append(query.casefold())
+        row = await self._db.fetch_one(f"SELECT count(*) AS n FROM sessions WHERE {where}", params)
         return clamp_int(row["n"]) if row else 0
 
     async def fullest(self, limit: int) -> list[Session]:
@@ -185,14 +211,15 @@ class SessionsRepository:
             )
 
 
-def _page(rows: list[aiosqlite.Row], limit: int) -> tuple[list[Session], SessionCursor | None]:
+def _page(
+    rows: list[aiosqlite.Row], limit: int, scope: SessionScope
+) -> tuple[list[Session], SessionCursor | None]:
     """Rows fetched with ``LIMIT limit + 1``: the page and, when more follow, its cursor."""
     sessions = [session_from_row(r) for r in rows[:limit]]
     if len(rows) <= limit:
         return sessions, None
     last = rows[limit - 1]
+    key = "created_at" if scope.sort is SessionSort.CREATED else "last_interacted_at"
     # The cursor keeps the stored sort key as is (not the clamped datetime), so
     # the next page starts exactly after this row.
-    return sessions, SessionCursor(
-        clamp_int(last["last_interacted_at"]), str(last["conversation_id"])
-    )
+    return sessions, SessionCursor(clamp_int(last[key]), str(last["conversation_id"]), scope.sort)

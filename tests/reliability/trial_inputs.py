@@ -38,6 +38,7 @@ from reliability_support import (
 from support import write_config
 
 from core.config import DB_FILENAME
+from core.models import SessionScope
 from core.orchestrator import AgentOrchestrator
 from core.tools import call_tool
 
@@ -449,7 +450,9 @@ async def importer_inputs(work: Path) -> Tally:
             cursor = None
             try:
                 while True:
-                    page = await orch.list_sessions(100, cursor)
+                    page = await orch.list_sessions(
+                        100, cursor, scope=SessionScope(top_level=False, warmup=True)
+                    )
                     listed |= {s.conversation_id for s in page.sessions}
                     if (cursor := page.next_cursor) is None:
                         break

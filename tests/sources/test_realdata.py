@@ -8,7 +8,7 @@ from pathlib import Path
 from conftest import Homes
 from support import query
 
-from core.models import SessionState
+from core.models import SessionScope, SessionState
 from core.orchestrator import AgentOrchestrator
 
 CLAUDE_MAIN = {
@@ -52,7 +52,7 @@ async def _import(orch: AgentOrchestrator, homes: Homes):  # type: ignore[no-unt
 
 
 async def _all(orch: AgentOrchestrator) -> dict[str, object]:
-    page = await orch.list_sessions(100)
+    page = await orch.list_sessions(100, scope=SessionScope(top_level=False, warmup=True))
     assert page.next_cursor is None
     return {s.conversation_id: s for s in page.sessions}
 

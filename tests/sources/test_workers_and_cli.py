@@ -9,12 +9,13 @@ import pytest
 from conftest import Homes
 from support import query
 
+from core.models import SessionScope
 from core.orchestrator import AgentOrchestrator
 from tui.cli import main
 
 
 async def _dump(orch: AgentOrchestrator) -> list[dict[str, object]]:
-    page = await orch.list_sessions(100)
+    page = await orch.list_sessions(100, scope=SessionScope(top_level=False, warmup=True))
     return [s.model_dump(mode="json") for s in page.sessions]
 
 
