@@ -266,4 +266,14 @@ class ClaudeState(RunningTotals):
             context_tokens=clamp_int(self.context_tokens),
             context_limit=limit,
             compactions=self.compactions,
+            warmup=self._is_warmup(parent_id),
+        )
+
+    def _is_warmup(self, parent_id: str | None) -> bool:
+        """A sub-agent Claude Code started only to warm its cache: one "Warmup" prompt."""
+        return (
+            parent_id is not None
+            and self.prompt_title is None
+            and self.turns == 1
+            and (self.noise_title or "").strip().casefold() in _NOISE_WORDS
         )

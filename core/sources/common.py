@@ -68,6 +68,7 @@ class SessionFacts:
     context_tokens: int
     context_limit: int
     compactions: int
+    warmup: bool = False  # a Claude Code warm-up sub-agent (its only prompt is "Warmup")
 
 
 def iso_to_us(value: object) -> int | None:

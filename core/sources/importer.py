@@ -185,6 +185,7 @@ class _Run:
                 context_tokens=f.context_tokens,
                 context_limit=f.context_limit,
                 compactions=f.compactions,
+                warmup=f.warmup,
             )
             write = f.conversation_id not in self.claimed
             self.claimed.add(f.conversation_id)

@@ -166,8 +166,8 @@ class ImportsRepository:
             await db.executemany(
                 "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
                 " title, parent_id, source, created_at, last_interacted_at, turns, message_count,"
-                " token_count, bytes_on_disk, context_tokens, context_limit)"
-                " VALUES (?, ?, 'standard', 'idle', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " token_count, bytes_on_disk, context_tokens, context_limit, warmup)"
+                " VALUES (?, ?, 'standard', 'idle', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         s.conversation_id,
@@ -185,6 +185,7 @@ class ImportsRepository:
                         s.bytes,
                         s.context_tokens,
                         s.context_limit,
+                        int(s.warmup),
                     )
                     for s in inserts
                 ],
@@ -198,7 +199,7 @@ class ImportsRepository:
             )
             await db.executemany(
                 f"UPDATE sessions SET cwd = ?, git_branch = ?, title = ?, parent_id = ?,"
-                f" created_at = min(created_at, ?), {metrics}"
+                f" warmup = ?, created_at = min(created_at, ?), {metrics}"
                 f" WHERE conversation_id = ? AND state NOT IN ({busy})",
                 [
                     (
@@ -206,6 +207,7 @@ class ImportsRepository:
                         s.git_branch,
                         s.title,
                         s.parent_id,
+                        int(s.warmup),
                         s.created_us,
                         *_metric_params(s),
                         s.conversation_id,

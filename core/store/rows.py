@@ -146,6 +146,7 @@ class ImportedSession:
     context_tokens: int
     context_limit: int
     compactions: int
+    warmup: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -315,3 +315,21 @@ async def test_claude_compaction_is_counted(
     page = await orch.recent_messages("29ccd257-68b1-427f-ae5f-6524b7cb6f20", 3)
     assert [m.role.value for m in page.messages] == ["assistant", "system", "system"]
     assert page.messages[2].content == "context compacted (manual, 23955 tokens before)"
+
+
+async def test_warm_up_sub_agents_are_marked_and_left_out_of_child_counts(
+    orch: AgentOrchestrator, realdata: Homes
+) -> None:
+    """A Claude Code sub-agent whose only prompt is "Warmup" is a warm-up (issue 9)."""
+    await _import(orch, realdata)
+    s = await _all(orch)
+    assert {cid for cid, session in s.items() if session.warmup} == {"2b93909d", "645808c9"}  # type: ignore[attr-defined]
+    parent = "cb2e607c-c758-415a-8b45-c49e4631906a"
+    assert (await orch.get_session(parent)).child_count == 1
+    shown = await orch.list_children(parent)
+    assert [c.conversation_id for c in shown.sessions] == ["ea02459f"]
+    every = await orch.list_children(parent, scope=SessionScope(warmup=True))
+    assert {c.conversation_id for c in every.sessions} == set(LAYOUT_1) - {"c8d9b115"}
+    # Imported again, a warm-up stays one.
+    await _import(orch, realdata)
+    assert (await orch.get_session("2b93909d")).warmup
