@@ -2,8 +2,12 @@
 
 The branch is what ``HEAD`` names (``ref: refs/heads/NAME``). The repository is
 the nearest ``.git`` above the folder: a directory, or a file ``gitdir: PATH``
-(a worktree, a submodule). Only small regular files are read: nothing on disk
-is trusted, and a FIFO named ``HEAD`` must not block a launch.
+(a worktree, a submodule). A project's worktrees: the main one (the folder
+holding the common ``.git``) and each linked one, named by the ``gitdir`` file
+in ``.git/worktrees/*/`` (the path of that worktree's ``.git`` file; a linked
+worktree's own git dir points to the common one with ``commondir``). Only
+small regular files are read: nothing on disk is trusted, and a FIFO named
+``HEAD`` must not block a launch.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 HEAD_REF = "ref: refs/heads/"
 GITDIR = "gitdir:"
 MAX_BYTES = 4096  # HEAD and a .git file are one short line
+MAX_WORKTREES = 1000  # entries of .git/worktrees looked at (more is absurd)
 
 
 def _small_text(path: Path) -> str | None:
@@ -35,8 +40,9 @@ def _small_text(path: Path) -> str | None:
         os.close(fd)
 
 
-def _git_dir(folder: Path) -> Path | None:
-    """The repository directory of ``folder`` or its nearest ancestor, if any."""
+def _repository(folder: Path) -> tuple[Path, Path] | None:
+    """The worktree holding ``folder`` (it or its nearest ancestor with a ``.git``)
+    and that worktree's git directory, if any."""
     for candidate in (folder, *folder.parents):
         dot_git = candidate / ".git"
         try:
@@ -44,14 +50,27 @@ def _git_dir(folder: Path) -> Path | None:
         except (OSError, ValueError):
             continue
         if stat.S_ISDIR(mode):
-            return dot_git
+            return candidate, dot_git
         if stat.S_ISREG(mode):
             text = _small_text(dot_git)
             if text is None or not text.startswith(GITDIR):
                 return None
-            return candidate / text[len(GITDIR) :].strip()
+            return candidate, candidate / text[len(GITDIR) :].strip()
         return None
     return None
+
+
+def _git_dir(folder: Path) -> Path | None:
+    """The repository directory of ``folder`` or its nearest ancestor, if any."""
+    found = _repository(folder)
+    return found[1] if found else None
+
+
+def _resolved(folder: Path) -> Path | None:
+    try:
+        return folder.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 def current_branch(cwd: Path) -> str | None:
@@ -68,3 +87,51 @@ def current_branch(cwd: Path) -> str | None:
         return None  # a detached HEAD holds a commit id
     name = head[len(HEAD_REF) :].strip()
     return name or None
+
+
+def project_roots(cwd: Path) -> tuple[str, ...] | None:
+    """The folders of the project holding ``cwd``: its main worktree first, then
+    every linked worktree (by path); None outside a repository.
+
+    A submodule, or a worktree whose common directory cannot be read, is a
+    project of its own (only its own folder).
+    """
+    folder = _resolved(cwd)
+    found = _repository(folder) if folder is not None else None
+    if found is None:
+        return None
+    worktree, git_dir = found
+    common = git_dir
+    pointer = _small_text(git_dir / "commondir")
+    if pointer is not None and pointer.strip():
+        common = git_dir / pointer.strip()
+    common = _resolved(common) or common
+    main = common.parent if common.name == ".git" else worktree
+    linked = {str(root) for root in _linked_worktrees(common)}
+    first = str(_resolved(main) or main)
+    return (first, *sorted(linked - {first}))
+
+
+def _linked_worktrees(common: Path) -> list[Path]:
+    """The folders of the linked worktrees the common git directory lists."""
+    try:
+        entries = list(os.scandir(common / "worktrees"))[:MAX_WORKTREES]
+    except (OSError, ValueError):
+        return []
+    roots = []
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+        except OSError:
+            continue
+        text = _small_text(Path(entry.path) / "gitdir")
+        if text is None or not text.strip():
+            continue
+        dot_git = Path(text.strip())
+        if not dot_git.is_absolute():
+            dot_git = Path(entry.path) / dot_git
+        root = _resolved(dot_git.parent)
+        if root is not None:
+            roots.append(root)
+    return roots

@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from core.gitinfo import current_branch
+from core.gitinfo import current_branch, project_roots
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -62,3 +62,33 @@ def test_a_head_that_is_not_a_regular_file_is_not_read(tmp_path: Path) -> None:
     started = time.monotonic()
     assert current_branch(root) is None
     assert time.monotonic() - started < 5
+
+
+def test_project_roots_are_the_main_worktree_and_every_linked_one(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    git(root, "worktree", "add", "-q", "-b", "one", str(tmp_path / "wt-one"))
+    git(root, "worktree", "add", "-q", "-b", "two", str(tmp_path / "elsewhere" / "wt-two"))
+    (tmp_path / "wt-one" / "src").mkdir()
+    expected = (
+        str(root.resolve()),
+        str((tmp_path / "elsewhere" / "wt-two").resolve()),
+        str((tmp_path / "wt-one").resolve()),
+    )
+    assert project_roots(root) == expected
+    # From a linked worktree, and from below one, the same project.
+    assert project_roots(tmp_path / "wt-one" / "src") == expected
+    assert project_roots(tmp_path / "elsewhere" / "wt-two") == expected
+    assert project_roots(tmp_path) is None
+
+
+def test_project_roots_of_a_repository_without_worktrees_and_a_hostile_one(
+    tmp_path: Path,
+) -> None:
+    root = repo(tmp_path)
+    assert project_roots(root / ".") == (str(root.resolve()),)
+    # A worktrees entry whose gitdir is a FIFO, or missing, is skipped, never read.
+    fifo_entry = root / ".git" / "worktrees" / "fifo"
+    fifo_entry.mkdir(parents=True)
+    os.mkfifo(fifo_entry / "gitdir")
+    (root / ".git" / "worktrees" / "empty").mkdir()
+    assert project_roots(root) == (str(root.resolve()),)
