@@ -199,21 +199,23 @@ async def bare_start() -> float:
 
 async def reachable(data_dir: Path) -> tuple[int, int, int, int]:
     """(sessions reached by paging to the end, distinct ids, pages, count in the store)."""
+    from core.models import SessionScope
     from core.orchestrator import AgentOrchestrator
 
+    every = SessionScope(top_level=False, warmup=True)  # sub-agents and warm-ups as rows
     orch = await AgentOrchestrator.open(data_dir)
     try:
         seen: list[str] = []
         cursor: str | None = None
         pages = 0
         while True:
-            page = await orch.list_sessions(100, cursor)
+            page = await orch.list_sessions(100, cursor, scope=every)
             pages += 1
             seen.extend(s.conversation_id for s in page.sessions)
             cursor = page.next_cursor
             if cursor is None or pages > 100_000:
                 break
-        total = await orch.count_sessions()
+        total = await orch.count_sessions(scope=every)
     finally:
         await orch.close()
     return len(seen), len(set(seen)), pages, total

@@ -26,7 +26,7 @@ from textual.widgets import Footer, Static
 from core.clock import Clock, system_clock
 from core.errors import CwdMissing, DelegateError, DismissRefused
 from core.events import HistoryEvent
-from core.models import Session, SessionPage, SessionState
+from core.models import Session, SessionPage, SessionScope, SessionState
 from core.orchestrator import AgentOrchestrator
 from core.reopen import ReopenPlan, opens_interactively, reopen_plan, run_attached
 from tui import formatting as fmt
@@ -82,6 +82,11 @@ EXTRA_HELP = [
 
 def _nothing() -> None:
     pass
+
+
+# Sub-agents (warm-ups too) are rows of their own until the list shows them
+# under their parents.
+_LISTED = SessionScope(top_level=False, warmup=True)
 
 
 class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
@@ -301,10 +306,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     # --- what the widgets ask of the orchestrator ------------------------
 
     async def _fetch_page(self, limit: int, cursor: str | None, query: str | None) -> SessionPage:
-        return await self.orchestrator.list_sessions(limit, cursor, query=query)
+        return await self.orchestrator.list_sessions(limit, cursor, query=query, scope=_LISTED)
 
     async def _count_matches(self, query: str) -> int:
-        return await self.orchestrator.count_sessions(query=query)
+        return await self.orchestrator.count_sessions(query=query, scope=_LISTED)
 
     async def _load_status(self) -> tuple[dict[str, int], list[Session]]:
         counts = await self.orchestrator.status_counts()
