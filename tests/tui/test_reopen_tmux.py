@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -93,9 +94,18 @@ def pane(tmp_path: Path) -> Iterator[Pane]:
     server.tmux("kill-server")
 
 
-def test_enter_hands_the_terminal_to_claude_and_the_panel_comes_back(
-    tmp_path: Path, pane: Pane
-) -> None:
+@dataclass
+class World:
+    """The panel in its pane over one imported Claude Code session, a stand-in ``claude``."""
+
+    pane: Pane
+    project: Path
+    record: Path  # what the stand-in recorded (argv, cwd, whether it had the terminal)
+    go: Path  # touched when the person leaves the agent
+
+
+@pytest.fixture
+def world(tmp_path: Path, pane: Pane) -> World:
     home, project, bin_dir = tmp_path / "home", tmp_path / "project", tmp_path / "bin"
     for folder in (home, project, bin_dir):
         folder.mkdir()
@@ -131,13 +141,30 @@ def test_enter_hands_the_terminal_to_claude_and_the_panel_comes_back(
         timeout=10,
     )
     pane.wait_for(lambda: "fix the flaky login test" in pane.text(), "the imported session")
+    return World(pane, project, record, go)
 
+
+def test_enter_hands_the_terminal_to_claude_and_the_panel_comes_back(world: World) -> None:
+    pane = world.pane
     pane.tmux("send-keys", "-t", "panel", "Enter")
 
-    pane.wait_for(record.exists, "the stand-in claude to start")
+    pane.wait_for(world.record.exists, "the stand-in claude to start")
     pane.wait_for(lambda: WHILE_RUNNING in pane.text(), "the stand-in on the terminal")
-    ran = json.loads(record.read_text())
-    assert ran == {"argv": ["--resume", SESSION_ID], "cwd": str(project), "tty": True}
-    go.touch()  # the person leaves the agent
+    ran = json.loads(world.record.read_text())
+    assert ran == {"argv": ["--resume", SESSION_ID], "cwd": str(world.project), "tty": True}
+    world.go.touch()  # the person leaves the agent
     pane.wait_for(lambda: REPLY in pane.text(), "the panel back, with the reply re-imported")
     assert WHILE_RUNNING not in pane.text()
+
+
+def test_ctrl_c_at_the_agent_ends_the_agent_not_the_panel(world: World) -> None:
+    pane = world.pane
+    pane.tmux("send-keys", "-t", "panel", "Enter")
+    pane.wait_for(lambda: WHILE_RUNNING in pane.text(), "the stand-in on the terminal")
+
+    pane.tmux("send-keys", "-t", "panel", "C-c")
+
+    # The stand-in dies of it (status 130 from Python's KeyboardInterrupt, or -2);
+    # the panel comes back and says how the agent ended.
+    pane.wait_for(lambda: "exited with status" in pane.text(), "the panel back, with a notice")
+    assert "fix the flaky login test" in pane.text()
