@@ -71,7 +71,27 @@ def test_unknown_keymap_id_is_reported_before_the_app(
     assert main(["--data-dir", str(data)]) == 1
     line = _one_error_line(capsys, "invalid_config")
     assert "'picker.dismis'" in line
-    assert "picker.quit" in line  # the known ids are listed
+    assert "picker.archive" in line  # the known ids are listed
+
+
+@pytest.mark.parametrize("key", ["k", "question_mark", "shift+a", "space", "ctrl+k,d"])
+def test_a_panel_action_on_a_typed_key_is_refused_before_the_app(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    """Typed text goes to the panel's search: an action on a key typing produces
+    would run when a word is typed, so the config is refused, naming the entry."""
+    data = _config(tmp_path, f'[keymap]\n"picker.archive" = "{key}"\n')
+    assert main(["--data-dir", str(data)]) == 1
+    line = _one_error_line(capsys, "invalid_config")
+    assert "picker.archive" in line
+    assert "search" in line
+
+
+def test_a_panel_action_on_a_chord_or_function_key_is_accepted() -> None:
+    from tui.keymap_check import check_keymap
+
+    # A dialog's keys may be letters (dialogs have no search); the panel's may not.
+    check_keymap({"picker.archive": "alt+k,f4", "picker.new": "ctrl+shift+n", "dismiss.yes": "y"})
 
 
 def test_store_from_a_newer_delegate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -45,7 +45,6 @@ class DelegateApp(App[None]):
             "quit",
             "Quit",
             id="app.quit",
-            show=False,
             tooltip="Leave delegate (asks first while runs are in flight)",
         ),
     ]
@@ -113,12 +112,12 @@ class DelegateApp(App[None]):
 
     async def _start_supervisor(self, supervisor: Supervisor) -> None:
         """Start watching; a store that cannot be watched leaves the panel as it was
-        before live updates (ctrl+r still refreshes), saying so."""
+        before live updates (f5 still refreshes), saying so."""
         try:
             await supervisor.start()
         except DelegateError as exc:
             self.notify(
-                f"Live updates are off: {exc.message} — ctrl+r refreshes.",
+                f"Live updates are off: {exc.message} — f5 refreshes.",
                 title="Not watching",
                 severity="warning",
                 markup=False,
@@ -215,7 +214,7 @@ def create_app(
     tests); ``launch_cwd`` is the new-delegate form's default working directory
     (the current one if None); ``import_sources`` = ``(claude_dir, codex_dir)``
     imports Claude Code and Codex sessions in the background at start and on
-    ctrl+r (``None`` dirs: their defaults), None imports nothing; ``undo_seconds``
+    f5 (``None`` dirs: their defaults), None imports nothing; ``undo_seconds``
     is the undo window of a dismissal; ``filter_debounce`` how long typing in the
     filter must pause before the query runs; ``cursor_blink=False`` keeps text cursors
     solid (screenshots).

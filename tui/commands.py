@@ -17,19 +17,18 @@ from tui.keys import declared_bindings, keys_shown, live_keys
 
 # Palette names read better with the object named; other bindings use their description.
 PALETTE_NAMES = {
-    "picker.resume": "Resume session",
-    "picker.dismiss": "Dismiss session",
-    "picker.dismiss_now": "Dismiss now, without asking",
-    "picker.undo": "Undo dismiss",
-    "picker.new": "New delegate",
-    "picker.filter": "Filter sessions",
+    "picker.open": "Open session",
+    "picker.follow_up": "Follow up in the background",
+    "picker.archive": "Archive session",
+    "picker.undo": "Undo archive",
+    "picker.new": "New session",
     "picker.older": "Older messages",
     "picker.newer": "Newer messages",
     "picker.stop": "Stop run",
     "picker.history": "Toggle history",
 }
 # Already in Textual's own commands ("Quit the application", "Keys").
-LEFT_OUT = {"picker.quit"}
+LEFT_OUT: set[str] = set()
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ async def main(data, claude, codex, want):
             elif n >= int(want) and time.monotonic() - steady > 2:
                 break
         await pilot.pause(0.5)
-        await pilot.press("q")
+        await pilot.press("ctrl+q")
         await pilot.pause(0.2)
     print("panel listed", n, "of", want)
 

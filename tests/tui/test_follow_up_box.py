@@ -29,7 +29,7 @@ CC_ID = "0c0c0c0c-0000-4000-8000-000000000001"
 
 
 async def open_box(pilot: object) -> FollowUpPrompt:
-    await pilot.press("r")  # type: ignore[attr-defined]
+    await pilot.press("ctrl+f")  # type: ignore[attr-defined]
     await settle(pilot)  # type: ignore[arg-type]
     box = pilot.app.screen  # type: ignore[attr-defined]
     assert isinstance(box, FollowUpPrompt)

@@ -81,7 +81,7 @@ async def test_hostile_titles_in_modals_notifications_and_cells(
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await started(pilot)
         # The follow-up box names the session literally.
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         box = app.screen
         assert isinstance(box, FollowUpPrompt)
@@ -103,7 +103,7 @@ async def test_hostile_titles_in_modals_notifications_and_cells(
         )
 
         # The confirm modal names it literally too.
-        await pilot.press("d")
+        await pilot.press("ctrl+d")
         await settle(pilot)
         modal = app.screen
         assert isinstance(modal, ConfirmDismiss)
@@ -123,7 +123,7 @@ async def test_a_hostile_working_directory_is_reported_as_typed(
     app = make_app(data_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("n")
+        await pilot.press("ctrl+n")
         await settle(pilot)
         form = app.screen
         assert isinstance(form, NewDelegate)

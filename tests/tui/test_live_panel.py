@@ -209,7 +209,7 @@ async def test_x_stops_a_run_another_process_owns(
                 ),
                 what="the run in the preview",
             )
-            await pilot.press("x")
+            await pilot.press("ctrl+x")
             await wait_until(pilot, lambda: type(app.screen).__name__ == "ConfirmStop")
             await pilot.press("ctrl+x")
             await wait_until(

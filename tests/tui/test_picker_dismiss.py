@@ -68,7 +68,7 @@ async def test_dismiss_asks_naming_the_session_then_removes_it(
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await started(pilot)
         assert status_text(app).startswith(f"{DEMO_SESSIONS} reusable")
-        await pilot.press("down", "d")
+        await pilot.press("down", "ctrl+d")
         await settle(pilot)
         modal = app.screen
         assert isinstance(modal, ConfirmDismiss)
@@ -77,12 +77,12 @@ async def test_dismiss_asks_naming_the_session_then_removes_it(
         assert f"tester · {demo_id(1)[:8]}" in text
         assert "Write property tests for the cursor encoder" in text
 
-        await pilot.press("ctrl+d")
+        await pilot.press("ctrl+d", "ctrl+d")
         await settle(pilot)
         assert picker(app).is_current
         assert demo_id(1) not in listed_ids(app)
         assert listed_ids(app)[:2] == [demo_id(0), demo_id(2)]
-        assert any("Session dismissed" in n and "u to undo" in n for n in notifications(app))
+        assert any("Session dismissed" in n and "ctrl+z to undo" in n for n in notifications(app))
         # Inside the undo window nothing is deleted yet.
         assert stored(demo_dir, demo_id(1))
         await wait_until(
@@ -96,7 +96,7 @@ async def test_the_dismissal_is_committed_when_the_window_closes(
     app = make_app(demo_dir, undo_seconds=SHORT)
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
-        await pilot.press("down", "ctrl+d")
+        await pilot.press("down", "ctrl+d", "ctrl+d")
         await wait_until(
             pilot, lambda: not stored(demo_dir, demo_id(1)), seconds=5, what="the commit"
         )
@@ -118,7 +118,7 @@ async def test_keeping_the_session_in_the_modal_changes_nothing(
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("d")
+        await pilot.press("ctrl+d")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDismiss)
         await pilot.press("enter")  # on "Keep", which has the focus
@@ -126,7 +126,7 @@ async def test_keeping_the_session_in_the_modal_changes_nothing(
         assert picker(app).is_current
         assert listed_ids(app)[0] == demo_id(0)
         # Escape keeps it too.
-        await pilot.press("d")
+        await pilot.press("ctrl+d")
         await settle(pilot)
         await pilot.press("escape")
         await settle(pilot)
@@ -139,7 +139,7 @@ async def test_dismiss_now_skips_the_question(demo_dir: Path, make_app: AppFacto
     app = make_app(demo_dir, undo_seconds=SHORT)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("ctrl+d")
+        await pilot.press("ctrl+d", "ctrl+d")
         await settle(pilot)
         assert picker(app).is_current
         assert demo_id(0) not in listed_ids(app)
@@ -158,10 +158,10 @@ async def test_undo_brings_the_row_back_and_the_store_keeps_it(
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await started(pilot)
-        await pilot.press("down", "down", "ctrl+d")
+        await pilot.press("down", "down", "ctrl+d", "ctrl+d")
         await settle(pilot)
         assert demo_id(2) not in listed_ids(app)
-        await pilot.press("u")
+        await pilot.press("ctrl+z")
         await settle(pilot)
         assert listed_ids(app)[:4] == [demo_id(i) for i in range(4)]
         assert any("Kept" in n for n in notifications(app))
@@ -171,7 +171,7 @@ async def test_undo_brings_the_row_back_and_the_store_keeps_it(
         assert history_cells(app) == []
         assert status_text(app).startswith(f"{DEMO_SESSIONS} reusable")
         # Nothing left to undo.
-        await pilot.press("u")
+        await pilot.press("ctrl+z")
         await settle(pilot)
         assert any("Nothing to undo." in n for n in notifications(app))
 
@@ -182,14 +182,14 @@ async def test_a_reload_inside_the_undo_window_does_not_bring_the_row_back(
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("ctrl+d", "ctrl+r")
+        await pilot.press("ctrl+d", "ctrl+d", "f5")
         await settle(pilot)
         assert demo_id(0) not in listed_ids(app)
-        await pilot.press("f", "e", "escape")
+        await pilot.press("e", "escape")
         await settle(pilot)
         assert demo_id(0) not in listed_ids(app)
         # Undo still works after the reloads, and puts the row back in its place.
-        await pilot.press("u")
+        await pilot.press("ctrl+z")
         await settle(pilot)
         assert listed_ids(app)[:2] == [demo_id(0), demo_id(1)]
         assert stored(demo_dir, demo_id(0))
@@ -199,7 +199,7 @@ async def test_quitting_commits_pending_dismissals(demo_dir: Path, make_app: App
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("ctrl+d")
+        await pilot.press("ctrl+d", "ctrl+d")
         await settle(pilot)
         # A long window (60 s): only quitting can commit it within this test.
         assert stored(demo_dir, demo_id(0))

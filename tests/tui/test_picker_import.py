@@ -1,4 +1,4 @@
-"""The picker imports Claude Code and Codex sessions in the background (start, ctrl+r)."""
+"""The picker imports Claude Code and Codex sessions in the background (start, f5)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ async def test_ctrl_r_picks_up_a_new_transcript(tmp_path: Path, make_app) -> Non
             "message": {"role": "user", "content": "brand new session from disk"},
         }
         (project / "11111111-2222-4333-8444-555555555555.jsonl").write_text(json.dumps(line) + "\n")
-        await pilot.press("ctrl+r")
+        await pilot.press("f5")
         await wait_until(pilot, lambda: len(listed.sessions) == total + 1, seconds=20)
         assert listed.sessions[0].title == "brand new session from disk"
 

@@ -47,16 +47,16 @@ async def test_help_lists_every_binding(demo_dir: Path, make_app: AppFactory) ->
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("question_mark")
+        await pilot.press("f1")
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         text = help_text(app.screen)
         for binding in SessionPickerScreen.BINDINGS:
             assert binding.description in text, binding  # type: ignore[union-attr]
             assert binding.tooltip.split(" (")[0] in text, binding  # type: ignore[union-attr]
-        for key in ("r", "d", "^d", "u", "n", "/, f", "[", "]", "x", "h", "^r", "?", "q"):
+        for key in ("^f", "^d", "^z", "^n", "alt+↑", "alt+↓", "^x", "^l", "f5", "f1"):
             assert any(line.strip().startswith(key) for line in text.splitlines()), key
-        for extra in ("esc", "ctrl+p", "tab", "pgup/pgdn"):
+        for extra in ("type", "esc", "ctrl+q", "ctrl+p", "tab", "pgup/pgdn"):
             assert extra in text
         assert "[keymap]" in text
         await pilot.press("escape")
@@ -101,12 +101,14 @@ async def test_command_palette_offers_the_picker_actions(
             options = palette.query_one(CommandList).options
             return "\n".join(str(o.prompt) for o in options)
 
-        await wait_until(pilot, lambda: "Resume session" in prompts(), what="the picker's commands")
+        await wait_until(
+            pilot, lambda: "Follow up in the background" in prompts(), what="the picker's commands"
+        )
         for name in PALETTE_NAMES.values():
             assert name in prompts(), name
 
-        await type_text(pilot, "new deleg")
-        await wait_until(pilot, lambda: prompts().startswith("New delegate"), what="a search hit")
+        await type_text(pilot, "new sess")
+        await wait_until(pilot, lambda: prompts().startswith("New session"), what="a search hit")
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, NewDelegate)
@@ -114,33 +116,33 @@ async def test_command_palette_offers_the_picker_actions(
 
 async def test_keys_can_be_remapped_in_the_config(tmp_path: Path, make_app: AppFactory) -> None:
     data_dir = tmp_path / "remapped"
-    write_config(data_dir, '[keymap]\n"picker.dismiss" = "k"\n"picker.resume" = "o"\n')
+    write_config(data_dir, '[keymap]\n"picker.archive" = "alt+k"\n"picker.follow_up" = "f4"\n')
     app = make_app(data_dir)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await started(pilot)
-        await pilot.press("n")
+        await pilot.press("ctrl+n")
         await settle(pilot)
         await type_text(pilot, "something to dismiss")
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: bool(session_list(app).sessions), what="a session")
         await wait_until(pilot, lambda: not app.orchestrator.running(), what="the run")  # type: ignore[union-attr]
         # The old keys do nothing; the new ones act.
-        await pilot.press("d", "r")
+        await pilot.press("ctrl+d", "ctrl+f")
         await settle(pilot)
         assert isinstance(app.screen, SessionPickerScreen)
-        await pilot.press("o")
+        await pilot.press("f4")
         await settle(pilot)
         assert isinstance(app.screen, FollowUpPrompt)
-        await pilot.press("escape", "k")
+        await pilot.press("escape", "alt+k")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDismiss)
-        await pilot.press("escape", "question_mark")
+        await pilot.press("escape", "f1")
         await settle(pilot)
         text = help_text(app.screen)  # type: ignore[arg-type]
-        dismiss_line = next(line for line in text.splitlines() if " Dismiss " in f" {line} ")
-        assert dismiss_line.strip().startswith("k"), dismiss_line
+        archive_line = next(line for line in text.splitlines() if " Archive " in f" {line} ")
+        assert archive_line.strip().startswith("alt+k"), archive_line
         resume_line = next(line for line in text.splitlines() if "Send a follow-up" in line)
-        assert resume_line.strip().startswith("o"), resume_line
+        assert resume_line.strip().startswith("f4"), resume_line
 
 
 async def test_enter_on_a_history_cell_jumps_to_its_session(
@@ -150,7 +152,7 @@ async def test_enter_on_a_history_cell_jumps_to_its_session(
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
         listed = session_list(app)
-        await pilot.press("down", "down", "down", "r")
+        await pilot.press("down", "down", "down", "ctrl+f")
         await settle(pilot)
         await type_text(pilot, "one more pass")
         await pilot.press("ctrl+s")
@@ -178,12 +180,12 @@ async def test_a_cell_whose_session_is_not_listed_says_so(
     app = make_app(demo_dir)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await started(pilot)
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         await type_text(pilot, "hello")
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: len(history_cells(app)) == 2, what="two cells")
-        await pilot.press("f", "z", "z", "z", "enter")
+        await pilot.press("z", "z", "z", "enter")
         await settle(pilot)
         history_cells(app)[0].focus()
         await settle(pilot)
@@ -192,17 +194,17 @@ async def test_a_cell_whose_session_is_not_listed_says_so(
         assert any("not in the list" in n for n in notifications(app))
 
 
-async def test_h_toggles_the_history_pane(demo_dir: Path, make_app: AppFactory) -> None:
+async def test_ctrl_l_toggles_the_history_pane(demo_dir: Path, make_app: AppFactory) -> None:
     app = make_app(demo_dir)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await started(pilot)
         history = screen.query_one("#history")
         assert history.display
         assert screen.query_one("#preview").display
-        await pilot.press("h")
+        await pilot.press("ctrl+l")
         await settle(pilot)
         assert not history.display
-        await pilot.press("h")
+        await pilot.press("ctrl+l")
         await settle(pilot)
         assert history.display
 
@@ -212,25 +214,25 @@ async def test_h_toggles_the_history_pane(demo_dir: Path, make_app: AppFactory) 
         history = screen.query_one("#history")
         assert screen.has_class("-narrow")
         assert not history.display
-        await pilot.press("h")
+        await pilot.press("ctrl+l")
         await settle(pilot)
         assert history.display
         assert not screen.query_one("#preview").display
 
 
-async def test_x_stops_a_run_this_panel_started(demo_dir: Path, make_app: AppFactory) -> None:
+async def test_ctrl_x_stops_a_run_this_panel_started(demo_dir: Path, make_app: AppFactory) -> None:
     app = make_app(demo_dir)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await started(pilot)
         assert app.orchestrator is not None
-        await pilot.press("x")
+        await pilot.press("ctrl+x")
         await settle(pilot)
         assert any("Nothing is running in that session" in n for n in notifications(app))
         await app.orchestrator.delegate("take your time", "stalled", conversation_id=demo_id(0))
         await wait_until(
             pilot, lambda: session_list(app).sessions[0].state.value == "running", what="running"
         )
-        await pilot.press("x")
+        await pilot.press("ctrl+x")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmStop)
         await pilot.press("ctrl+x")
@@ -250,7 +252,7 @@ async def test_x_stops_a_run_this_panel_started(demo_dir: Path, make_app: AppFac
 
 async def test_the_palette_names_the_keys_bound_now(tmp_path: Path, make_app: AppFactory) -> None:
     data_dir = tmp_path / "remapped"
-    write_config(data_dir, '[keymap]\n"picker.dismiss" = "k"\n')
+    write_config(data_dir, '[keymap]\n"picker.archive" = "alt+k"\n')
     app = make_app(data_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
@@ -258,16 +260,18 @@ async def test_the_palette_names_the_keys_bound_now(tmp_path: Path, make_app: Ap
         await settle(pilot)
         palette = app.screen
         assert isinstance(palette, CommandPalette)
-        await type_text(pilot, "dismiss session")
+        await type_text(pilot, "archive session")
 
         def prompts() -> str:
             return "\n".join(str(o.prompt) for o in palette.query_one(CommandList).options)
 
         await wait_until(pilot, lambda: "after confirming" in prompts(), what="the hit")
-        assert "Dismiss the highlighted session, after confirming · k" in prompts()
+        assert "Move the highlighted session to the archive, after confirming · alt+k" in prompts()
 
 
-async def test_x_stops_a_run_another_process_drives(tmp_path: Path, make_app: AppFactory) -> None:
+async def test_ctrl_x_stops_a_run_another_process_drives(
+    tmp_path: Path, make_app: AppFactory
+) -> None:
     """A ``delegate run`` in another process: x in the panel stops it too."""
     data_dir = write_config(tmp_path / "data")
     await insert_sessions(
@@ -286,7 +290,7 @@ async def test_x_stops_a_run_another_process_drives(tmp_path: Path, make_app: Ap
         try:
 
             async def row_running() -> bool:
-                await pilot.press("ctrl+r")
+                await pilot.press("f5")
                 await settle(pilot)
                 return session_list(app).sessions[0].state.value == "running"
 
@@ -296,7 +300,7 @@ async def test_x_stops_a_run_another_process_drives(tmp_path: Path, make_app: Ap
                 await pilot.pause(0.05)
             assert session_list(app).sessions[0].conversation_id == "stalled-2"
             assert session_list(app).sessions[0].state.value == "running"
-            await pilot.press("x")
+            await pilot.press("ctrl+x")
             await settle(pilot)
             assert isinstance(app.screen, ConfirmStop)
             await pilot.press("ctrl+x")

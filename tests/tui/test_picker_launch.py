@@ -43,7 +43,7 @@ def runs_over(app: object) -> bool:
 
 
 async def open_form(pilot: object) -> NewDelegate:
-    await pilot.press("n")  # type: ignore[attr-defined]
+    await pilot.press("ctrl+n")  # type: ignore[attr-defined]
     await settle(pilot)  # type: ignore[arg-type]
     form = pilot.app.screen  # type: ignore[attr-defined]
     assert isinstance(form, NewDelegate)
@@ -155,7 +155,7 @@ async def test_a_failed_launch_shows_its_error_and_the_session_stays_usable(
         assert "✗ last run failed" in str(session_row(row, app.clock()).renderables[0])
 
         # The session takes a follow-up, which succeeds.
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         assert isinstance(app.screen, FollowUpPrompt)
         await type_text(pilot, "try again gently")
@@ -179,7 +179,7 @@ async def test_a_failed_follow_up_shows_a_failed_cell(data_dir: Path, make_app: 
     app = make_app(data_dir)
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         await type_text(pilot, "now explode")
         await pilot.press("ctrl+s")

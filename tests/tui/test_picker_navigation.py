@@ -118,12 +118,12 @@ async def test_filter_keeps_matching_rows_and_counts_them(
     app = make_app(demo_dir)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await started(pilot)
-        await pilot.press("slash")
         filter_input = screen.query_one("#filter", Input)
-        assert filter_input.has_focus
-        await pilot.press(*"planner")
-        await settle(pilot)
         listed = session_list(app)
+        assert listed.has_focus
+        await pilot.press(*"planner")  # typed into the list: it lands in the search
+        await settle(pilot)
+        assert filter_input.has_focus
         matches = await app.orchestrator.count_sessions(query="planner")  # type: ignore[union-attr]
         assert 0 < matches < DEMO_SESSIONS
         assert listed.sessions
@@ -133,11 +133,15 @@ async def test_filter_keeps_matching_rows_and_counts_them(
         assert f"{DEMO_SESSIONS - matches} hidden by the filter" in note
         assert listed.sessions[0].conversation_id in widget_text(preview(app), "#preview-header")
 
-        # Enter returns to the list with the filter kept.
-        await pilot.press("enter")
+        # Arrow keys in the search field move the list; the query stays as typed.
+        await pilot.press("down")
         await settle(pilot)
-        assert listed.has_focus
+        assert listed.highlighted == 1
+        assert filter_input.has_focus
         assert filter_input.value == "planner"
+        await pilot.press("up")
+        await settle(pilot)
+        assert listed.highlighted == 0
 
         # Escape clears the filter: every session is back, the note is gone.
         await pilot.press("escape")
@@ -147,6 +151,25 @@ async def test_filter_keeps_matching_rows_and_counts_them(
         assert len(listed.sessions) == PAGE_SIZE
         assert listed.sessions[0].conversation_id == demo_id(0)
         assert listed.has_focus
+
+
+async def test_enter_in_the_search_opens_the_highlighted_session(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await pilot.press(*"planner", "down")
+        await settle(pilot)
+        chosen = session_list(app).highlighted_session
+        assert chosen is not None
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is not picker(app)  # what opens depends on the session's agent
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is picker(app)
+        assert session_list(app).highlighted_session == chosen
 
 
 async def test_filter_matches_cwd_branch_and_id(demo_dir: Path, make_app: AppFactory) -> None:
@@ -171,15 +194,16 @@ async def test_filter_without_matches_says_so(demo_dir: Path, make_app: AppFacto
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await started(pilot)
-        await pilot.press("f", *"zzz-nothing")
+        await pilot.press(*"zzz-nothing")
         await settle(pilot)
         assert session_list(app).sessions == []
         assert f"0 of {DEMO_SESSIONS} match 'zzz-nothing'" in widget_text(screen, "#list-note")
         assert "No session matches the filter." in widget_text(preview(app), "#preview-header")
-        # Down from the filter box goes back to the (empty) list without error.
-        await pilot.press("down")
+        # Down and enter in the search field with nothing listed do nothing, without error.
+        await pilot.press("down", "enter")
         await settle(pilot)
-        assert session_list(app).has_focus
+        assert app.screen is picker(app)
+        assert screen.query_one("#filter", Input).has_focus
 
 
 async def test_preview_pages_older_and_newer(demo_dir: Path, make_app: AppFactory) -> None:
@@ -190,34 +214,34 @@ async def test_preview_pages_older_and_newer(demo_dir: Path, make_app: AppFactor
         assert len(newest) == 6
         footer = widget_text(preview(app), "#preview-footer")
         assert "page 1" in footer
-        assert "[ older" in footer
-        assert "] newer" not in footer
+        assert "alt+↑ older" in footer
+        assert "alt+↓ newer" not in footer
 
-        await pilot.press("left_square_bracket")
+        await pilot.press("alt+up")
         await settle(pilot)
         older = preview_seqs(app)
         assert older == [n - 6 for n in newest]
         footer = widget_text(preview(app), "#preview-footer")
         assert "page 2" in footer
-        assert "] newer" in footer
+        assert "alt+↓ newer" in footer
 
-        await pilot.press("left_square_bracket")
+        await pilot.press("alt+up")
         await settle(pilot)
         assert preview_seqs(app) == [n - 12 for n in newest]
 
-        await pilot.press("right_square_bracket")
+        await pilot.press("alt+down")
         await settle(pilot)
         assert preview_seqs(app) == older
-        await pilot.press("right_square_bracket")
+        await pilot.press("alt+down")
         await settle(pilot)
         assert preview_seqs(app) == newest
 
-        await pilot.press("right_square_bracket")
+        await pilot.press("alt+down")
         await settle(pilot)
         assert any("Already at the newest messages." in n for n in notifications(app))
 
         # Moving to another session starts again at its newest page.
-        await pilot.press("left_square_bracket", "down")
+        await pilot.press("alt+up", "down")
         await settle(pilot)
         assert "page 1" in widget_text(preview(app), "#preview-footer")
 
@@ -232,9 +256,9 @@ async def test_preview_of_a_short_session_has_no_older_page(
         short = next(i for i, s in enumerate(listed.sessions) if s.metrics.messages <= 6)
         listed.highlighted = short
         await settle(pilot)
-        assert "[ older" not in widget_text(preview(app), "#preview-footer")
+        assert "alt+↑ older" not in widget_text(preview(app), "#preview-footer")
         before = preview_seqs(app)
-        await pilot.press("left_square_bracket")
+        await pilot.press("alt+up")
         await settle(pilot)
         assert preview_seqs(app) == before
         assert any("No older messages." in n for n in notifications(app))
@@ -271,7 +295,7 @@ async def test_a_small_preview_shows_the_newest_message(
         pane = preview(app)
         assert pane.max_scroll_y > 0
         assert pane.scroll_y == pane.max_scroll_y
-        await pilot.press("left_square_bracket")
+        await pilot.press("alt+up")
         await settle(pilot)
         assert pane.scroll_y == 0  # an older page reads from its top
 
@@ -280,10 +304,11 @@ async def test_the_filter_waits_for_typing_to_pause_and_drops_superseded_queries
     demo_dir: Path, make_app: AppFactory
 ) -> None:
     messages: list[Message] = []
-    app = make_app(demo_dir, filter_debounce=0.5)
+    # Long enough that a loaded machine never lets it lapse between two key presses.
+    app = make_app(demo_dir, filter_debounce=1.5)
     async with app.run_test(size=(160, 48), message_hook=messages.append) as pilot:
         await started(pilot)
-        await pilot.press("slash", *"planner")
+        await pilot.press(*"planner")
         await settle(pilot)
 
         def queries() -> list[str]:

@@ -39,7 +39,7 @@ async def test_resume_sends_a_follow_up_and_the_reply_appears(
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
         turns_before = session_list(app).sessions[0].metrics.turns
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         box = app.screen
         assert isinstance(box, FollowUpPrompt)
@@ -101,7 +101,7 @@ async def test_an_empty_follow_up_is_refused_in_the_box(
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         box = app.screen
         assert isinstance(box, FollowUpPrompt)
@@ -128,7 +128,7 @@ async def test_busy_session_refuses_a_second_resume_with_the_reason(
     app = make_app(data_dir)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await started(pilot)
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         await type_text(pilot, "write the release notes now please")
         await pilot.press("ctrl+s")
@@ -146,7 +146,7 @@ async def test_busy_session_refuses_a_second_resume_with_the_reason(
         assert not runs_over(app)
 
         # The box opens anyway and says why a send would be refused now.
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         box = app.screen
         assert isinstance(box, FollowUpPrompt)
@@ -162,7 +162,7 @@ async def test_busy_session_refuses_a_second_resume_with_the_reason(
             lambda: session_list(app).sessions[0].state is SessionState.IDLE,
             what="the row to be idle",
         )
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         assert isinstance(app.screen, FollowUpPrompt)
 
@@ -175,7 +175,7 @@ async def test_a_follow_up_refused_by_the_core_says_why(
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
         await started(pilot)
         assert app.orchestrator is not None
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         await type_text(pilot, "second")
         # Another front end claims the session first, with the stalled agent.

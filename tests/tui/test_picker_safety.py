@@ -6,7 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from textual.widgets import Button
+from textual.widgets import Button, Input
 from tui_support import (
     FIXED_NOW_US,
     AppFactory,
@@ -104,51 +104,37 @@ async def test_a_failed_worker_is_shown_in_one_place_and_the_app_goes_on(
 # --- 7.15: typed words ------------------------------------------------------
 
 
-async def test_typing_deploy_dismisses_nothing(demo_dir: Path, make_app: AppFactory) -> None:
+# Every printable character a keyboard sends, and words that used to be commands.
+TYPED = "".join(chr(c) for c in range(0x20, 0x7F)) + "deploy Deploy quick box yes q d x"
+
+
+async def test_typed_text_goes_to_the_search_and_destroys_nothing(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    """Whatever is typed lands in the search field: no dialog opens, nothing is
+    archived, stopped or quit, from the list and from the preview alike."""
     app = make_app(demo_dir)
     async with app.run_test(size=(160, 48), notifications=True) as pilot:
-        await started(pilot)
-        await pilot.press(*"deploy")
+        screen = await started(pilot)
+        search = screen.query_one("#filter", Input)
+        await pilot.press(*TYPED[:40])
         await settle(pilot)
-        await pilot.press(*"Deploy")
+        screen.query_one("#preview").focus()
+        await pilot.press(*TYPED[40:])
         await settle(pilot)
-        for screen in app.screen_stack[1:]:
-            if isinstance(screen, ConfirmDismiss):
-                await pilot.press("escape")
-                await settle(pilot)
-        assert picker(app).is_current
-        assert listed_ids(app)[0] == demo_id(0)
+        assert app.screen is picker(app), app.screen
+        assert search.value == TYPED
         assert stored(demo_dir, demo_id(0))
-        assert not [n for n in notifications(app) if "dismissed" in n.lower()]
+        assert not [n for n in notifications(app) if "archived" in n.lower()]
         assert app.return_code is None
-
-
-async def test_typing_quick_does_not_quit(demo_dir: Path, make_app: AppFactory) -> None:
-    app = make_app(demo_dir)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await started(pilot)
-        await pilot.press(*"quick")
-        await settle(pilot)
-        assert app.return_code is None
-        assert stored(demo_dir, demo_id(0))
-        # The quit question is open; escape stays.
-        assert isinstance(app.screen, ConfirmQuit)
+        # Backspace typed into the list edits the search too; escape clears it.
+        session_list(app).focus()
+        await pilot.press("backspace", "backspace")
+        assert search.value == TYPED[:-2]
         await pilot.press("escape")
         await settle(pilot)
-        assert picker(app).is_current
-        assert app.return_code is None
-
-
-async def test_q_then_enter_quits_when_nothing_runs(demo_dir: Path, make_app: AppFactory) -> None:
-    app = make_app(demo_dir)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await started(pilot)
-        await pilot.press("q")
-        await settle(pilot)
-        assert isinstance(app.screen, ConfirmQuit)
-        await pilot.press("enter")
-        await pilot.pause()
-    assert app.return_code == 0
+        assert search.value == ""
+        assert listed_ids(app)[0] == demo_id(0)
 
 
 async def test_a_quit_while_runs_are_in_flight_asks_first(
@@ -198,11 +184,14 @@ async def test_typing_box_stops_no_run(demo_dir: Path, make_app: AppFactory) -> 
         await wait_until(pilot, lambda: bool(app.orchestrator.running()), what="the run")  # type: ignore[union-attr]
         await pilot.press(*"box")
         await settle(pilot)
+        assert app.screen is picker(app)  # typed into the search
+        await pilot.press("escape", "ctrl+x")
+        await settle(pilot)
         assert isinstance(app.screen, ConfirmStop)
         focused = app.focused
         assert isinstance(focused, Button)
         assert focused.id == "keep-running"
-        await pilot.press(*"yes", "enter")
+        await pilot.press(*"yes", "x", "enter")
         await settle(pilot)
         assert picker(app).is_current
         assert app.orchestrator.running()
@@ -214,7 +203,7 @@ async def test_the_dismiss_dialog_needs_a_deliberate_key(
     app = make_app(demo_dir, undo_seconds=60.0)
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
-        await pilot.press("d")
+        await pilot.press("ctrl+d")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDismiss)
         focused = app.focused
@@ -227,14 +216,14 @@ async def test_the_dismiss_dialog_needs_a_deliberate_key(
         await settle(pilot)
         assert listed_ids(app)[0] == demo_id(0)
 
-        await pilot.press("d")
+        await pilot.press("ctrl+d")
         await settle(pilot)
         await pilot.press("ctrl+d")
         await settle(pilot)
         assert isinstance(app.screen, SessionPickerScreen)
         assert listed_ids(app)[0] == demo_id(1)
 
-        await pilot.press("d")
+        await pilot.press("ctrl+d")
         await settle(pilot)
         await pilot.press("tab", "enter")  # "Dismiss", explicitly focused
         await settle(pilot)

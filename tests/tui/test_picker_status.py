@@ -34,16 +34,16 @@ async def test_a_fresh_store_explains_how_to_start(data_dir: Path, make_app: App
         assert not session_list(app).display
         text = widget_text(screen, "#empty-state")
         assert "No delegate sessions yet." in text
-        assert "n launches a new delegate" in text
+        assert "ctrl+n starts a new session" in text
         assert "delegate demo --sessions 50" in text
-        assert "ctrl+r" in text
+        assert "f5 looks again" in text
         assert "delegate import --report" in text
         assert status(app).startswith("0 reusable · 0 B on disk · 0 running now")
         # The keys the empty state names work at once (the filter box does not eat them).
-        await pilot.press("question_mark")
+        await pilot.press("f1")
         await settle(pilot)
         assert type(app.screen).__name__ == "HelpScreen"
-        await pilot.press("escape", "n")
+        await pilot.press("escape", "ctrl+n")
         await settle(pilot)
         assert type(app.screen).__name__ == "NewDelegate"
 
@@ -54,7 +54,7 @@ async def test_the_first_launch_replaces_the_empty_state(
     app = make_app(data_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await started(pilot)
-        await pilot.press("n")
+        await pilot.press("ctrl+n")
         await settle(pilot)
         await type_text(pilot, "first job")
         await pilot.press("ctrl+s")
@@ -103,7 +103,7 @@ async def test_status_follows_dismissals_launches_and_runs(
         await started(pilot)
         assert status(app).startswith("2 reusable (2 idle)")
 
-        await pilot.press("ctrl+d")
+        await pilot.press("ctrl+d", "ctrl+d")
         await wait_until(
             pilot, lambda: status(app).startswith("1 reusable (1 idle)"), what="one dismissed"
         )

@@ -83,7 +83,7 @@ async def test_the_prompt_shows_at_once_and_a_quiet_run_its_elapsed_time(
     app = make_app(data, clock=clock, run_quiet_seconds=30)
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         await type_text(pilot, "Why does the build fail on arm64?")
         await pilot.press("ctrl+s")
@@ -123,7 +123,7 @@ async def test_a_cancelled_run_says_cancelled_and_keeps_its_reply_so_far(
     app = make_app(data_dir)
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         await type_text(pilot, "write the release notes")
         await pilot.press("ctrl+s")
@@ -134,7 +134,7 @@ async def test_a_cancelled_run_says_cancelled_and_keeps_its_reply_so_far(
         )
         partial = widget_text(preview(app), "#preview-live").split("\n", 1)[1].strip()
         assert partial
-        await pilot.press("x")
+        await pilot.press("ctrl+x")
         await settle(pilot)
         await pilot.press("ctrl+x")
         await wait_until(

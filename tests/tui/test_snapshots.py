@@ -54,7 +54,7 @@ async def _ready(pilot: Pilot[None]) -> None:
 
 async def _follow_up(pilot: Pilot[None], prompt: str) -> None:
     """Send ``prompt`` into the highlighted session and wait for the reply."""
-    await pilot.press("r")
+    await pilot.press("ctrl+f")
     await settle(pilot)
     await type_text(pilot, prompt)
     await pilot.press("ctrl+s")
@@ -103,7 +103,7 @@ def test_filtered(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactor
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("slash", *"planner")
+        await pilot.press(*"planner")
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=MEDIUM, run_before=run_before)
@@ -114,7 +114,7 @@ def test_filtered_nothing(snap_compare: SnapCompare, demo_dir: Path, make_app: A
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("slash")
+        await pilot.press()
         pilot.app.screen.query_one("#filter", Input).value = "no-such-thing"
         await settle(pilot)
 
@@ -128,7 +128,7 @@ def test_preview_paged_older(
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("left_square_bracket")
+        await pilot.press("alt+up")
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=WIDE, run_before=run_before)
@@ -142,7 +142,7 @@ def test_follow_up_box(snap_compare: SnapCompare, demo_dir: Path, make_app: AppF
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         await type_text(pilot, "Good. Now apply the smallest fix\nand show the diff.")
         await settle(pilot)
@@ -157,7 +157,7 @@ def test_follow_up_box_refuses_empty(
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
@@ -180,7 +180,7 @@ def _with_stalled_session(demo_dir: Path) -> Path:
 
 async def _start_stalled_follow_up(pilot: Pilot[None]) -> None:
     await _ready(pilot)
-    await pilot.press("r")
+    await pilot.press("ctrl+f")
     await settle(pilot)
     await type_text(pilot, "Run the suite again with -x")
     await pilot.press("ctrl+s")
@@ -206,7 +206,7 @@ def test_follow_up_box_busy(
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _start_stalled_follow_up(pilot)
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         await type_text(pilot, "Then update the changelog")
         await settle(pilot)
@@ -233,7 +233,7 @@ def test_narrow_history_toggled(
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
         await _follow_up(pilot, "Check the retry budget")
-        await pilot.press("h")
+        await pilot.press("ctrl+l")
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=NARROW, run_before=run_before)
@@ -246,7 +246,7 @@ def test_wide_history_hidden(
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("h")
+        await pilot.press("ctrl+l")
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=WIDE, run_before=run_before)
@@ -260,7 +260,7 @@ def test_dismiss_modal(snap_compare: SnapCompare, demo_dir: Path, make_app: AppF
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("d")
+        await pilot.press("ctrl+d")
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=MEDIUM, run_before=run_before)
@@ -269,11 +269,11 @@ def test_dismiss_modal(snap_compare: SnapCompare, demo_dir: Path, make_app: AppF
 def test_dismissed_with_undo(
     snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory
 ) -> None:
-    """ctrl+d: the row gone, the undo toast, 'dismissal pending · u to undo' in the status."""
+    """ctrl+d: the row gone, the undo toast, 'dismissal pending · ctrl+z to undo' in the status."""
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("ctrl+d")
+        await pilot.press("ctrl+d", "ctrl+d")
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=MEDIUM, run_before=run_before)
@@ -299,7 +299,7 @@ def test_help(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory) -
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("question_mark")
+        await pilot.press("f1")
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=MEDIUM, run_before=run_before)
@@ -310,7 +310,7 @@ def test_new_delegate_form(snap_compare: SnapCompare, demo_dir: Path, make_app: 
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("n")
+        await pilot.press("ctrl+n")
         await settle(pilot)
         await type_text(pilot, "Audit the cache headers and list the gaps")
         await settle(pilot)
@@ -323,7 +323,7 @@ def test_launched(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactor
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("n")
+        await pilot.press("ctrl+n")
         await settle(pilot)
         await type_text(pilot, "Audit the cache headers and list the gaps")
         await pilot.press("ctrl+s")
@@ -338,7 +338,7 @@ def test_failed_run(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFact
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("n")
+        await pilot.press("ctrl+n")
         await settle(pilot)
         pilot.app.screen.query_one("#launch-agent", Select).value = "failing"
         await type_text(pilot, "Run the integration suite and explode")
@@ -393,7 +393,7 @@ def test_cancelled_run(snap_compare: SnapCompare, data_dir: Path, make_app: AppF
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press("r")
+        await pilot.press("ctrl+f")
         await settle(pilot)
         await type_text(pilot, "Write the release notes")
         await pilot.press("ctrl+s")
@@ -402,7 +402,7 @@ def test_cancelled_run(snap_compare: SnapCompare, data_dir: Path, make_app: AppF
             lambda: "streaming" in str(pilot.app.screen.query_one("#preview-live").render()),
             what="the first word",
         )
-        await pilot.press("x")
+        await pilot.press("ctrl+x")
         await settle(pilot)
         await pilot.press("ctrl+x")
         await wait_until(
@@ -451,7 +451,7 @@ def test_command_palette(snap_compare: SnapCompare, demo_dir: Path, make_app: Ap
         await wait_until(
             pilot,
             lambda: (
-                "Dismiss session"
+                "Archive session"
                 in " ".join(str(o.prompt) for o in pilot.app.screen.query_one(CommandList).options)
             ),
             what="the palette's hits",

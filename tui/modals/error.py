@@ -53,7 +53,7 @@ class ErrorModal(ModalScreen[None]):
         return (
             f"Something went wrong while {self.what}.\n\n{self.summary}\n\n"
             "The panel keeps running; what failed may be missing from it. "
-            "ctrl+r reloads; ctrl+q quits."
+            "f5 reloads; ctrl+q quits."
         )
 
     def compose(self) -> ComposeResult:

@@ -40,7 +40,7 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
-            "escape,q,question_mark", "close", "Close", id="help.close", tooltip="Close the help"
+            "escape,f1,q,question_mark", "close", "Close", id="help.close", tooltip="Close the help"
         ),
     ]
 
@@ -61,7 +61,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(
                 Text(
                     "\nRemap any key in config.toml under [keymap], by binding id, "
-                    'e.g. picker.dismiss = "k". Escape closes this help.',
+                    'e.g. picker.archive = "alt+a" (ctrl, alt or function keys: what can be '
+                    "typed goes to the search). Escape closes this help.",
                     "dim",
                 )
             )

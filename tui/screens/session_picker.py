@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import getters, on, work
+from textual import events, getters, on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 
 from core.clock import Clock, system_clock
 from core.errors import CwdMissing, DelegateError, DismissRefused
@@ -63,18 +63,20 @@ __all__ = ["UNDO_SECONDS", "ImportRoots", "SessionPickerScreen"]
 
 EMPTY_STATE = """[b]No delegate sessions yet.[/b]
 
-  • [b]n[/b] launches a new delegate right here.
+  • [b]ctrl+n[/b] starts a new session right here.
   • [b]delegate demo --sessions 50[/b] fills the store with sample sessions to explore.
   • [b]delegate run "PROMPT"[/b] launches one from the shell.
-  • Claude Code and Codex sessions on disk are imported at start; [b]ctrl+r[/b] looks again.
+  • Claude Code and Codex sessions on disk are imported at start; [b]f5[/b] looks again.
   • [b]delegate import --report[/b] lists the files an import skipped.
 
-Press [b]?[/b] for every key."""
+Press [b]f1[/b] for every key."""
 
 # Keys the help lists besides the bindings (handled by the widgets themselves).
 EXTRA_HELP = [
-    ("↑/↓ pgup/pgdn", "Move", "Move through sessions; more load near the end"),
-    ("esc", "Clear filter", "Clear the filter and return to the list"),
+    ("type", "Search", "Any text typed goes to the search field, wherever the focus is"),
+    ("↑/↓ pgup/pgdn", "Move", "Move through sessions (also from the search field)"),
+    ("esc", "Clear search", "Clear the search and return to the list"),
+    ("ctrl+q", "Quit", "Leave delegate (asks first while runs are in flight)"),
     ("ctrl+p", "Commands", "The command palette with every panel action"),
     ("tab", "Focus", "Move between the list, the preview and the history cells"),
 ]
@@ -99,13 +101,15 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012
     COMMANDS = {PickerCommands}  # noqa: RUF012
 
+    # Printable keys type into the search field (``on_key``), so every action is on
+    # a key typed text never produces: ctrl chords, alt chords, function keys.
+    # ``priority`` where the search field's own bindings would take the key first.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "enter",
             "open_session",
             "Open",
             id="picker.open",
-            show=False,
             tooltip="Open the session: Claude Code / Codex in their CLI, ours full screen",
         ),
         Binding(
@@ -118,94 +122,77 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             tooltip="Copy the command that opens the session in its CLI",
         ),
         Binding(
-            "r",
+            "ctrl+f",
             "resume",
-            "Resume",
-            id="picker.resume",
-            tooltip="Send a follow-up prompt into the highlighted session",
-        ),
-        Binding(
-            "d",
-            "dismiss_session(True)",
-            "Dismiss",
-            id="picker.dismiss",
-            tooltip="Dismiss the highlighted session, after confirming",
+            "Follow up",
+            id="picker.follow_up",
+            tooltip="Send a follow-up prompt into the highlighted session, in the background",
         ),
         Binding(
             "ctrl+d",
-            "dismiss_session(False)",
-            "Dismiss now",
-            id="picker.dismiss_now",
-            show=False,
-            tooltip="Dismiss the highlighted session without asking",
+            "dismiss_session(True)",
+            "Archive",
+            id="picker.archive",
+            priority=True,
+            tooltip="Move the highlighted session to the archive, after confirming",
         ),
         Binding(
-            "u",
+            "ctrl+z",
             "undo_dismiss",
             "Undo",
             id="picker.undo",
             show=False,
-            tooltip="Bring back the session dismissed a moment ago",
+            tooltip="Bring back the session archived a moment ago",
         ),
         Binding(
-            "n",
+            "ctrl+n",
             "new_delegate",
             "New",
             id="picker.new",
-            tooltip="Launch a new delegate (agent, working directory, prompt)",
+            tooltip="Start a new session (agent, working directory, prompt)",
         ),
         Binding(
-            "slash,f",
-            "filter",
-            "Filter",
-            id="picker.filter",
-            tooltip="Filter by agent, title, cwd, branch or id",
-        ),
-        Binding(
-            "left_square_bracket",
+            "alt+up",
             "page_older",
             "Older",
             id="picker.older",
+            show=False,
             tooltip="Preview older messages",
         ),
         Binding(
-            "right_square_bracket",
+            "alt+down",
             "page_newer",
             "Newer",
             id="picker.newer",
+            show=False,
             tooltip="Preview newer messages",
         ),
         Binding(
-            "x",
+            "ctrl+x",
             "stop_run",
             "Stop",
             id="picker.stop",
             show=False,
+            priority=True,
             tooltip="Stop the highlighted session's run (any on this host), after confirming",
         ),
         Binding(
-            "h",
+            "ctrl+l",
             "toggle_history",
             "History",
             id="picker.history",
+            show=False,
             tooltip="Show or hide the history cells",
         ),
         Binding(
-            "ctrl+r",
+            "f5",
             "refresh",
             "Refresh",
             id="picker.refresh",
             show=False,
             tooltip="Import new Claude Code / Codex sessions and reload the list",
         ),
-        Binding("question_mark", "help", "Help", id="picker.help", tooltip="List every key"),
-        Binding(
-            "q",
-            "app.quit(True)",
-            "Quit",
-            id="picker.quit",
-            tooltip="Leave delegate, after confirming",
-        ),
+        Binding("f1", "help", "Help", id="picker.help", tooltip="List every key"),
     ]
 
     status = getters.query_one(StatusPanel)
@@ -244,7 +231,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.page_size = page_size
         self.launch_cwd = launch_cwd
         # Where to import Claude Code / Codex sessions from, at start and on
-        # ctrl+r; None turns importing off (tests, embedding apps).
+        # f5; None turns importing off (tests, embedding apps).
         self.import_roots = import_sources
         self.undo_seconds = undo_seconds
         self.filter_debounce = filter_debounce
@@ -322,7 +309,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             return
         notes = []
         if pending := len(self.dismissals):
-            notes.append(f"{pending} dismissal pending · u to undo")
+            notes.append(f"{pending} dismissal pending · ctrl+z to undo")
         if self.background_import.note:
             notes.append(self.background_import.note)
         if self._watch_note:
@@ -382,20 +369,49 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     # --- filter ----------------------------------------------------------
 
-    def action_filter(self) -> None:
-        self.filter_bar.focus_input()
-
     @on(FilterBar.Changed)
     def _filter_changed(self, event: FilterBar.Changed) -> None:
         self.sessions.set_query(event.filter_query)
 
     @on(FilterBar.Done)
     def _filter_done(self) -> None:
-        self.sessions.focus()
+        """Enter in the search field opens the highlighted session, as in both vendor pickers."""
+        if self.sessions.highlighted_session is not None:
+            self._chosen()
 
     def key_escape(self) -> None:
         self.filter_bar.clear()
         self.sessions.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typed text goes to the search field from anywhere on the screen.
+
+        The search field handles its own keys; what reaches the screen was
+        typed into the list, the preview or a history cell. Backspace edits a
+        search that is there, so a user never has to find the field first.
+        """
+        if isinstance(self.focused, Input):
+            return
+        if event.is_printable and event.character:
+            text = event.character
+        elif event.key == "backspace" and self.filter_bar.filter_input.value:
+            text = "\b"
+        else:
+            return
+        event.stop()
+        event.prevent_default()
+        self.filter_bar.type_text(text)
+
+    @on(FilterBar.Moved)
+    async def _move_from_search(self, event: FilterBar.Moved) -> None:
+        """Arrow and page keys in the search field move the list's highlight."""
+        listed = self.sessions
+        if event.key == "up":
+            listed.action_cursor_up()
+        elif event.key == "down":
+            listed.action_cursor_down()
+        else:
+            await listed.run_action(event.key.replace("page", "page_"))
 
     # --- preview paging --------------------------------------------------
 
@@ -612,7 +628,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._preview_highlighted()
         self.dismissals.start(session, index)
         self.notify(
-            f"Dismissed {session.agent_id} · {first_line(session.title, 40)} — u to undo",
+            f"Dismissed {session.agent_id} · {first_line(session.title, 40)} — ctrl+z to undo",
             title="Session dismissed",
             timeout=self.undo_seconds,
             markup=False,  # the title is transcript text

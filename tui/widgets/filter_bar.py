@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from rich.text import Text
-from textual import getters, on, work
+from textual import events, getters, on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
@@ -44,7 +44,14 @@ class FilterBar(ForwardsWorkerErrors, Vertical):
             self.filter_query = query
 
     class Done(Message):
-        """Enter or down in the box: back to the list. Handle with ``on_filter_bar_done``."""
+        """Enter in the box: open what is highlighted. Handle with ``on_filter_bar_done``."""
+
+    class Moved(Message):
+        """An arrow or page key in the box, for the list. Handle with ``on_filter_bar_moved``."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key  # "up", "down", "pageup" or "pagedown"
 
     def __init__(
         self,
@@ -61,7 +68,12 @@ class FilterBar(ForwardsWorkerErrors, Vertical):
         self.total = 0
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="/ filter: agent, title, cwd, branch, id", id="filter")
+        # Not selected on focus: text typed elsewhere and forwarded here must add to it.
+        yield Input(
+            placeholder="type to search: agent, title, cwd, branch, id",
+            id="filter",
+            select_on_focus=False,
+        )
         yield Static("", id="list-note")
 
     def on_mount(self) -> None:
@@ -106,8 +118,20 @@ class FilterBar(ForwardsWorkerErrors, Vertical):
         event.stop()
         self.post_message(self.Done())
 
-    def key_down(self) -> None:
-        self.post_message(self.Done())
+    def on_key(self, event: events.Key) -> None:
+        if event.key in ("up", "down", "pageup", "pagedown"):
+            event.stop()
+            self.post_message(self.Moved(event.key))
+
+    def type_text(self, text: str) -> None:
+        """Type ``text`` at the end of the box and focus it ("\\b" deletes a character)."""
+        box = self.filter_input
+        value = box.value
+        for char in text:
+            value = value[:-1] if char == "\b" else value + char
+        box.value = value
+        box.cursor_position = len(value)
+        box.focus()
 
     def set_total(self, total: int) -> None:
         """How many reusable sessions there are (for "N of M match")."""

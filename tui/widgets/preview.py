@@ -303,9 +303,9 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self._set_run(run, stored=True)
         hints = []
         if page.next_cursor:
-            hints.append("[ older")
+            hints.append("alt+↑ older")
         if has_newer:
-            hints.append("] newer")
+            hints.append("alt+↓ newer")
         where = f"page {page_number} · last {size} messages per page"
         footer = where + ("  ·  " + "  ".join(hints) if hints else "")
         self.footer.update(Text(footer))
