@@ -28,7 +28,7 @@ def only_claude_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 async def open_form(app, pilot) -> NewDelegate:  # type: ignore[no-untyped-def]
     await started(pilot)
-    await pilot.press("n")
+    await pilot.press("ctrl+n")
     await settle(pilot)
     assert isinstance(app.screen, NewDelegate)
     return app.screen

@@ -82,7 +82,7 @@ async def test_the_follow_up_key_opens_the_box_and_escape_closes_it(
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("down", "r")
+        await pilot.press("down", "ctrl+f")
         await settle(pilot)
         assert isinstance(app.screen, FollowUpPrompt)
         assert app.screen.session.conversation_id == demo_id(1)
