@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Agents, find_cli
-from model_server import conversation_length
+from model_server import Recorded, conversation_length
 from test_real_clis import indexed, processes_with_home, run_to_end
 
 pytestmark = [
@@ -125,7 +125,9 @@ async def test_enter_opens_the_real_claude_and_the_panel_comes_back(
     await pane.wait_for(lambda s: "pong 3" in s, "the reply re-read, in the preview")
 
     # The model saw the session's history: Claude resumed it, not a new one.
-    last = agents.server.model_calls("/v1/messages")[-1]
+    [last] = [
+        c for c in agents.server.model_calls("/v1/messages") if "what next" in json.dumps(c.body)
+    ]
     assert conversation_length("/v1/messages", last.body) == 3
     assert "say pong" in json.dumps(last.body["messages"])
     after = await agents.orch.get_session(cid)
@@ -149,11 +151,14 @@ async def test_enter_opens_the_real_codex_and_the_panel_comes_back(
         pane.tmux("send-keys", "-t", "panel", "Enter")
         await pane.wait_for(lambda s: "OpenAI Codex" in s and "say pong" in s, "codex, resumed")
         await pane.type("what next")
-        await pane.wait_for(
-            lambda _: len(agents.server.model_calls("/v1/responses")) > calls_before,
-            "codex to ask the model",
-        )
-        last = agents.server.model_calls("/v1/responses")[-1]
+
+        def asked() -> list[Recorded]:
+            """The model calls that carried the prompt typed in Codex (not side requests)."""
+            calls = agents.server.model_calls("/v1/responses")[calls_before:]
+            return [c for c in calls if "what next" in json.dumps(c.body)]
+
+        await pane.wait_for(lambda _: bool(asked()), "codex to ask the model")
+        last = asked()[0]
         reply = f"pong {conversation_length('/v1/responses', last.body)}"
         await pane.wait_for(lambda s: reply in s, "the reply in codex")
         await pane.type("/exit")
