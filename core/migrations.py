@@ -376,6 +376,75 @@ BEGIN
         WHERE state = NEW.state AND NEW.archived_at IS NULL;
 END
 """,
+    # Issue 9: search that answers fast and costs little at import. An imported
+    # transcript's texts are packed into parts of some KB (``marks``: each
+    # text's role and time), so FTS5 writes and ranks far fewer rows; imported
+    # sessions' titles are indexed by the importer in its one FTS5 statement
+    # per batch (a trigger flushes FTS5 once per session), so the title
+    # triggers now index delegate's own sessions only. A session's name (the
+    # user's rename) is indexed by triggers, for every session. Transcripts are
+    # read once more from the start to index them in parts.
+    9: """
+ALTER TABLE search_docs ADD COLUMN marks TEXT;
+
+DROP TRIGGER search_title_insert;
+CREATE TRIGGER search_title_insert AFTER INSERT ON sessions
+    WHEN NEW.title != '' AND NEW.source = 'delegate'
+BEGIN
+    INSERT INTO search_docs (conversation_id, kind, at, body)
+        VALUES (NEW.conversation_id, 'title', NEW.created_at,
+                replace(replace(NEW.title, char(2), ' '), char(3), ' '));
+    INSERT INTO search_fts (rowid, body)
+        SELECT id, body FROM search_docs WHERE id = last_insert_rowid();
+END;
+DROP TRIGGER search_title_update;
+CREATE TRIGGER search_title_update AFTER UPDATE OF title ON sessions
+    WHEN OLD.title IS NOT NEW.title AND NEW.source = 'delegate'
+BEGIN
+    DELETE FROM search_docs
+        WHERE conversation_id = NEW.conversation_id AND origin = 0 AND kind = 'title';
+    INSERT INTO search_docs (conversation_id, kind, at, body)
+        SELECT NEW.conversation_id, 'title', NEW.created_at,
+               replace(replace(NEW.title, char(2), ' '), char(3), ' ')
+        WHERE NEW.title != '';
+    INSERT INTO search_fts (rowid, body)
+        SELECT id, body FROM search_docs WHERE id = last_insert_rowid()
+            AND conversation_id = NEW.conversation_id AND origin = 0 AND kind = 'title';
+END;
+
+CREATE TRIGGER search_name_insert AFTER INSERT ON sessions WHEN coalesce(NEW.name, '') != ''
+BEGIN
+    INSERT INTO search_docs (conversation_id, kind, at, body)
+        VALUES (NEW.conversation_id, 'name', NEW.created_at,
+                replace(replace(NEW.name, char(2), ' '), char(3), ' '));
+    INSERT INTO search_fts (rowid, body)
+        SELECT id, body FROM search_docs WHERE id = last_insert_rowid();
+END;
+CREATE TRIGGER search_name_update AFTER UPDATE OF name ON sessions
+    WHEN OLD.name IS NOT NEW.name
+BEGIN
+    DELETE FROM search_docs
+        WHERE conversation_id = NEW.conversation_id AND origin = 0 AND kind = 'name';
+    INSERT INTO search_docs (conversation_id, kind, at, body)
+        SELECT NEW.conversation_id, 'name', NEW.created_at,
+               replace(replace(NEW.name, char(2), ' '), char(3), ' ')
+        WHERE coalesce(NEW.name, '') != '';
+    INSERT INTO search_fts (rowid, body)
+        SELECT id, body FROM search_docs WHERE id = last_insert_rowid()
+            AND conversation_id = NEW.conversation_id AND origin = 0 AND kind = 'name';
+END;
+INSERT INTO search_docs (conversation_id, kind, at, body)
+    SELECT conversation_id, 'name', created_at, replace(replace(name, char(2), ' '), char(3), ' ')
+    FROM sessions WHERE coalesce(name, '') != '';
+
+DROP TRIGGER search_docs_delete;
+DELETE FROM search_docs WHERE origin != 0;
+CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN
+    INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', OLD.id, OLD.body);
+END;
+INSERT INTO search_fts (search_fts) VALUES ('rebuild');
+UPDATE source_files SET size = -1, parse_state = '{}'
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -32,8 +32,9 @@ FILTER_KEYS = ("agent", "state", "branch", "cwd")
 STATES = tuple(s.value for s in SessionState)
 
 _FILTER = re.compile(r"(agent|state|branch|cwd):", re.IGNORECASE)
-# Lone surrogates cannot be encoded for SQLite; control characters are never text to find.
-_UNUSABLE = re.compile(r"[\ud800-\udfff\x00-\x08\x0b-\x1f\x7f]")
+# Lone surrogates cannot be encoded for SQLite; control characters are never text to
+# find; U+E000 separates the texts of an indexed part (core.sources.texts.SEPARATOR).
+_UNUSABLE = re.compile(r"[\ud800-\udfff\x00-\x08\x0b-\x1f\x7f\ue000]")
 
 
 @dataclass(frozen=True, slots=True)

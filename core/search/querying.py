@@ -8,19 +8,15 @@ A query of filters only lists the matching sessions newest first.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from core import cursors
 from core.cursors import SearchCursor
-from core.models import SearchPage, SearchResult, SearchSnippet, TextSpan
+from core.models import SearchPage, SearchResult, SearchSnippet
 from core.search.parser import ParsedQuery
+from core.search.snippets import best_snippet
 from core.store.database import Database
 from core.store.rows import SESSION_COLUMNS, clamp_time, session_from_row
-
-SNIPPET_TOKENS = 16
-"""Words around the match in a snippet (FTS5 allows up to 64)."""
-MARK_OPEN, MARK_CLOSE, ELLIPSIS = "\x02", "\x03", "…"
 
 _S_COLUMNS = ", ".join(f"s.{c.strip()}" for c in SESSION_COLUMNS.split(","))
 # Every matching text, grouped by session: its best rank and the id of that text
@@ -39,14 +35,13 @@ _AFTER = (
     "(score > ? OR (score = ? AND (s.last_interacted_at < ?"
     " OR (s.last_interacted_at = ? AND s.conversation_id < ?))))"
 )
-# The snippets of a page in one statement: snippet() runs only for the rows kept.
-_SNIPPETS = (
-    "SELECT f.rowid AS id, d.kind AS kind, d.at AS at,"
-    f" snippet(search_fts, 0, char(2), char(3), '{ELLIPSIS}', {SNIPPET_TOKENS}) AS text"
+# The matches of a page's best rows in one statement: highlight() runs only for them.
+_HIGHLIGHTS = (
+    "SELECT f.rowid AS id, d.kind AS kind, d.at AS at, d.marks AS marks,"
+    " highlight(search_fts, 0, char(2), char(3)) AS text"
     " FROM search_fts f JOIN search_docs d ON d.id = f.rowid"
     " WHERE search_fts MATCH ? AND f.rowid IN ({marks})"
 )
-_SPACES = re.compile(r"\s+")
 
 
 def _filter_sql(query: ParsedQuery) -> tuple[list[str], list[object]]:
@@ -66,27 +61,6 @@ def _filter_sql(query: ParsedQuery) -> tuple[list[str], list[object]]:
         clauses.append("(" + " OR ".join([one] * len(values)) + ")")
         params.extend(args)
     return clauses, params
-
-
-def snippet_spans(marked: str) -> SearchSnippet | None:
-    """Marked snippet text -> plain one-line text and the spans of its matches."""
-    text = _SPACES.sub(" ", marked).strip()
-    plain: list[str] = []
-    spans: list[TextSpan] = []
-    length, start = 0, None
-    for ch in text:
-        if ch == MARK_OPEN:
-            start = length
-        elif ch == MARK_CLOSE:
-            if start is not None and length > start:
-                spans.append(TextSpan(start=start, end=length))
-            start = None
-        else:
-            plain.append(ch)
-            length += 1
-    if not plain:
-        return None
-    return SearchSnippet(text="".join(plain), highlights=spans, role="user")
 
 
 class SessionSearch:
@@ -133,19 +107,16 @@ class SessionSearch:
 
     async def _snippets(self, match: str, doc_ids: list[int]) -> dict[int, SearchSnippet]:
         """The best-matching text of each result, as snippets keyed by text id."""
-        sql = _SNIPPETS.format(marks=", ".join("?" * len(doc_ids)))
+        sql = _HIGHLIGHTS.format(marks=", ".join("?" * len(doc_ids)))
         found: dict[int, SearchSnippet] = {}
         for row in await self._db.fetch_all(sql, [match, *doc_ids]):
-            snippet = snippet_spans(str(row["text"]))
-            if snippet is None:
+            marks = None if row["marks"] is None else str(row["marks"])
+            best = best_snippet(str(row["text"]), marks, str(row["kind"]), int(row["at"] or 0))
+            if best is None:
                 continue
-            kind = str(row["kind"])
-            at = int(row["at"] or 0)
+            snippet, at = best
             found[int(row["id"])] = snippet.model_copy(
-                update={
-                    "role": kind if kind in ("title", "user", "assistant") else "user",
-                    "at": clamp_time(at) if at > 0 else None,
-                }
+                update={"at": clamp_time(at) if at > 0 else None}
             )
         return found
 

@@ -19,6 +19,11 @@ USER, ASSISTANT = "user", "assistant"
 MAX_TEXT_CHARS = 64 * 1024
 """A message is indexed up to here: a pasted log past it adds size, not findability."""
 
+SEPARATOR = "\n\ue000\n"
+"""Between two texts of one search part: U+E000 (private use) is a word to FTS5's
+tokenizer, so the words either side are never next to each other (a phrase does
+not run from one message into the next); it is taken out of every text and query."""
+
 Searchable = tuple[str, int, str]
 """``(role, at_us, text)`` of one indexed message; ``at_us`` is 0 when the line has no time."""
 
@@ -26,9 +31,11 @@ Searchable = tuple[str, int, str]
 def _clean(text: str) -> str:
     """Cut, masked (a secret never enters the index), free of snippet markers.
 
-    Characters 2 and 3 (STX, ETX) mark matches in snippets (core.search.querying).
+    Characters 2 and 3 (STX, ETX) mark matches in snippets (core.search.querying);
+    U+E000 separates the texts of a search part.
     """
-    return redact(text[:MAX_TEXT_CHARS]).replace("\x02", " ").replace("\x03", " ")
+    cleaned = redact(text[:MAX_TEXT_CHARS])
+    return cleaned.replace("\x02", " ").replace("\x03", " ").replace("\ue000", " ")
 
 
 def _at(line: dict[str, Any]) -> int:

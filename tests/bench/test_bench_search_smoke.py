@@ -14,6 +14,7 @@ FIGURES = [
     "cold import without the search index",
     "cold import with the search index",
     "time the index adds to a cold import",
+    "CPU time of a cold import in one process",
     "index: ",
     "first results, word",
     "first results, rare word",

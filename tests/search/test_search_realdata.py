@@ -115,7 +115,70 @@ async def test_an_appended_line_is_searchable_after_the_incremental_import(
     assert _ids(page) == [CLAUDE_HELPER]
     assert page.results[0].snippet is not None
     assert page.results[0].snippet.role == "user"
-    assert query(data_dir, "SELECT count(*) FROM search_docs")[0][0] == docs_before + 1
+    # The new text fills the file's last part up (or starts one): nothing re-indexed twice.
+    docs_after = query(data_dir, "SELECT count(*) FROM search_docs")[0][0]
+    assert docs_after in (docs_before, docs_before + 1)
+    assert _ids(await orch.search_sessions(BODY_PHRASE)) == [CLAUDE_HELPER]
+
+
+def _user_line(path: Path, uuid: str, at: str, text: str) -> bytes:
+    """A Claude Code prompt line for the session in ``path``."""
+    last = json.loads(path.read_bytes().splitlines()[-1])
+    line = {
+        **{k: last[k] for k in ("sessionId", "cwd", "version") if k in last},
+        "type": "user",
+        "uuid": uuid,
+        "parentUuid": None,
+        "timestamp": at,
+        "message": {"role": "user", "content": text},
+    }
+    return json.dumps(line).encode() + b"\n"
+
+
+async def test_a_phrase_never_runs_from_one_message_into_the_next(
+    orch: AgentOrchestrator, homes: tuple[Path, Path]
+) -> None:
+    claude, _ = homes
+    path = claude / "projects" / CLAUDE_HELPER_FILE
+    with path.open("ab") as f:
+        f.write(_user_line(path, "a-1", "2025-11-17T13:00:00.000Z", "first ends with zulufirst"))
+        f.write(_user_line(path, "a-2", "2025-11-17T13:01:00.000Z", "zulusecond starts this"))
+    await _imported(orch, homes)
+
+    across = await orch.search_sessions('"zulufirst zulusecond"')
+    both = await orch.search_sessions("zulusecond zulufirst")
+
+    assert across.results == []
+    assert _ids(both) == [CLAUDE_HELPER]  # two words of one session, said close together
+    snippet = both.results[0].snippet
+    assert snippet is not None
+    assert snippet.role == "user"
+    assert snippet.at is not None
+    assert snippet.at.minute in (0, 1)
+    assert "\ue000" not in snippet.text
+    assert "\n" not in snippet.text
+
+
+async def test_a_match_deep_in_a_long_message_gets_a_short_snippet_around_it(
+    orch: AgentOrchestrator, homes: tuple[Path, Path]
+) -> None:
+    claude, _ = homes
+    path = claude / "projects" / CLAUDE_HELPER_FILE
+    filler = " ".join(f"filler{i}" for i in range(4000))  # about 40 KB
+    text = f"{filler} the quokkaflavoured tarball again {filler}"
+    with path.open("ab") as f:
+        f.write(_user_line(path, "long-1", "2025-11-17T13:00:00.000Z", text))
+    await _imported(orch, homes)
+
+    page = await orch.search_sessions("quokkaflavoured")
+
+    assert _ids(page) == [CLAUDE_HELPER]
+    snippet = page.results[0].snippet
+    assert snippet is not None
+    assert snippet.text.startswith("…")
+    assert snippet.text.endswith("…")
+    assert len(snippet.text.split()) <= 17
+    assert [snippet.text[h.start : h.end] for h in snippet.highlights] == ["quokkaflavoured"]
 
 
 async def test_a_rewritten_file_is_indexed_again(
@@ -139,7 +202,7 @@ async def test_a_rewritten_file_is_indexed_again(
         "SELECT kind, count(*) FROM search_docs WHERE conversation_id = ? GROUP BY kind",
         (CLAUDE_HELPER,),
     )
-    assert dict(docs) == {"title": 1, "user": 1}
+    assert dict(docs) == {"title": 1, "texts": 1}  # the title, and one part of one text
 
 
 async def test_filters_agent_state_branch_cwd(
