@@ -40,7 +40,9 @@ class Finding:
 
 # --- secrets by shape -------------------------------------------------------------
 
-_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+# Each rule with the (lower-case) words a text must hold for it to match: a rule
+# whose words are absent is not run (most lines hold none, or one rule's).
+_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     (
         "private_key",
         re.compile(
@@ -48,15 +50,29 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r".*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|\Z)",
             re.DOTALL,
         ),
+        ("-----begin",),
     ),
-    ("anthropic_key", re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{8,}")),
-    ("openai_key", re.compile(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}")),
-    ("github_token", re.compile(r"(?<![\w-])(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}")),
-    ("github_token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{20,}")),
-    ("aws_access_key_id", re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
-    ("slack_token", re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("google_api_key", re.compile(r"(?<![\w-])AIza[A-Za-z0-9_-]{35}")),
+    ("anthropic_key", re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{8,}"), ("sk-",)),
+    (
+        "openai_key",
+        re.compile(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}"),
+        ("sk-",),
+    ),
+    (
+        "github_token",
+        re.compile(r"(?<![\w-])(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}"),
+        ("gho_", "ghp_", "ghs_", "ghu_", "ghr_"),
+    ),
+    ("github_token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{20,}"), ("github_pat_",)),
+    (
+        "aws_access_key_id",
+        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        ("akia", "asia"),
+    ),
+    ("slack_token", re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
+    ("google_api_key", re.compile(r"(?<![\w-])AIza[A-Za-z0-9_-]{35}"), ("aiza",)),
 )
+
 
 # --- secrets by context -----------------------------------------------------------
 
@@ -115,15 +131,30 @@ def _is_secret_name(name: str) -> bool:
     return last in _SECRET_WORDS or "password" in last or last.endswith("token")
 
 
-def _by_context(text: str) -> Iterator[tuple[str, int, int]]:
-    for match in _AUTH_SCHEME.finditer(text):
-        value = match.group(1)
-        if len(value) >= 16 or any(c.isdigit() or c == "=" for c in value):
+_SCHEME_WORDS = ("bearer", "basic")
+_HEADER_WORDS = ("auth",)
+_URL_WORDS = ("://",)
+_ASSIGNMENT_WORDS = ("key", "token", "secret", "pass", "pwd", "credential", "auth")
+
+
+def _holds(folded: str, words: tuple[str, ...]) -> bool:
+    return any(word in folded for word in words)
+
+
+def _by_context(text: str, folded: str) -> Iterator[tuple[str, int, int]]:
+    if _holds(folded, _SCHEME_WORDS):
+        for match in _AUTH_SCHEME.finditer(text):
+            value = match.group(1)
+            if len(value) >= 16 or any(c.isdigit() or c == "=" for c in value):
+                yield "auth_credential", match.start(1), match.end(1)
+    if _holds(folded, _HEADER_WORDS):
+        for match in _AUTH_HEADER.finditer(text):
             yield "auth_credential", match.start(1), match.end(1)
-    for match in _AUTH_HEADER.finditer(text):
-        yield "auth_credential", match.start(1), match.end(1)
-    for match in _URL_USERINFO.finditer(text):
-        yield "url_password", match.start(1), match.end(1)
+    if _holds(folded, _URL_WORDS):
+        for match in _URL_USERINFO.finditer(text):
+            yield "url_password", match.start(1), match.end(1)
+    if not _holds(folded, _ASSIGNMENT_WORDS):
+        return
     for match in _ASSIGNMENT.finditer(text):
         group = next(g for g in (2, 3, 4) if match.group(g) is not None)
         value = match.group(group)
@@ -144,9 +175,11 @@ def _looks_random(value: str) -> bool:
 def find_secrets(text: str) -> list[Finding]:
     """Every secret in ``text``, in order, overlapping hits merged into one."""
     spans: list[tuple[int, int, str]] = []
-    for kind, pattern in _SHAPES:
-        spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(text))
-    spans.extend((start, end, kind) for kind, start, end in _by_context(text))
+    folded = text.lower()
+    for kind, pattern, words in _SHAPES:
+        if _holds(folded, words):
+            spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(text))
+    spans.extend((start, end, kind) for kind, start, end in _by_context(text, folded))
     spans.sort()
     merged: list[tuple[int, int, str]] = []
     for start, end, kind in spans:
@@ -167,15 +200,15 @@ def find_secrets(text: str) -> list[Finding]:
 
 
 # Every rule above needs one of these (lower-cased) in the text: most text has
-# none and is returned after a few substring scans, far cheaper than the rules
-# (the search index redacts every prompt and reply it indexes).
-_NEEDED = (
-    "-----begin", "sk-", "gho_", "ghp_", "ghs_", "ghu_", "ghr_", "github_pat_", "akia",
-    "asia", "xox", "aiza", "bearer", "basic", "://", "key", "token", "secret", "pass",
-    "pwd", "credential", "auth",
-)  # fmt: skip
-
-
+# none and is returned after one scan, far cheaper than the rules (the search
+# index redacts every prompt and reply it indexes).
+_NEEDED = tuple(
+    sorted(
+        {word for _, _, words in _SHAPES for word in words}.union(
+            _SCHEME_WORDS, _HEADER_WORDS, _URL_WORDS, _ASSIGNMENT_WORDS
+        )
+    )
+)
 _ANY_NEEDED = re.compile("|".join(re.escape(word) for word in _NEEDED))
 
 
@@ -191,14 +224,33 @@ def redact(text: str) -> str:
     is redacted line by line and only the lines holding a word a rule needs are
     scanned (a reply that says "token" once is one line of work, not all of it).
     """
-    if not text or not _may_hold_secret(text):
+    if not text:
         return text
-    if "\n" not in text or "-----begin" in text.lower():
+    folded = text.lower()
+    needed = [m.start() for m in _ANY_NEEDED.finditer(folded)]
+    if not needed:
+        return text
+    if "\n" not in text or "-----begin" in folded:
         return _redact_whole(text)
+    if len(folded) != len(text):  # a letter whose lower case is longer: positions differ
+        return "\n".join(
+            _redact_whole(line) if _may_hold_secret(line) else line for line in text.split("\n")
+        )
     # Split at "\n" only: the rules' values may hold other line breaks ("\r", U+2028).
-    return "\n".join(
-        _redact_whole(line) if _may_hold_secret(line) else line for line in text.split("\n")
-    )
+    # Only the lines around the words found are read again; the rest is copied.
+    pieces: list[str] = []
+    copied = 0
+    for at in needed:
+        if at < copied:
+            continue  # on a line already redacted
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        pieces.append(text[copied:start])
+        pieces.append(_redact_whole(text[start:end]))
+        copied = end
+    pieces.append(text[copied:])
+    return "".join(pieces)
 
 
 def _redact_whole(text: str) -> str:

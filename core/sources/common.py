@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from typing import Any, Self
@@ -78,6 +79,13 @@ def iso_to_us(value: object) -> int | None:
     """
     if not isinstance(value, str) or not value:
         return None
+    return _str_to_us(value)
+
+
+# A line's time is read by the session facts and again by the search text of the
+# same line: the second read is a cache hit.
+@functools.lru_cache(maxsize=8)
+def _str_to_us(value: str) -> int | None:
     try:
         moment = datetime.fromisoformat(value)
         if moment.tzinfo is None:
