@@ -595,12 +595,18 @@ class AgentOrchestrator:
         return await self.store.sessions.count_matching(query, scope)
 
     async def search_sessions(
-        self, query: str, limit: int = DEFAULT_SEARCH_PAGE, cursor: str | None = None
+        self,
+        query: str,
+        limit: int = DEFAULT_SEARCH_PAGE,
+        cursor: str | None = None,
+        *,
+        scope: SessionScope | None = None,
     ) -> SearchPage:
-        """Sessions whose title, prompts or replies match ``query``, best first.
+        """Sessions in ``scope`` whose name, title, prompts or replies match ``query``, best first.
 
         The language (words, "phrases", prefix*, agent:, state:, branch:, cwd:)
         is core.search.parser's; a query that cannot be run is ``invalid_request``.
+        ``state:archived`` searches the archive too, whatever ``scope.archived`` says.
         """
         request = validate(
             SessionsRequest,
@@ -608,7 +614,7 @@ class AgentOrchestrator:
         )
         parsed = parse_query(query)
         return await SessionSearch(self.store.db).page(
-            parsed, request.limit or limit, request.cursor
+            parsed, request.limit or limit, request.cursor, scope
         )
 
     async def fullest_sessions(self, limit: int = 3) -> list[Session]:

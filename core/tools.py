@@ -46,7 +46,12 @@ async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[st
             return page.model_dump(mode="json")
         if request.operation == "search":
             assert request.query is not None
-            found = await orch.search_sessions(request.query, request.limit or 10, request.cursor)
+            found = await orch.search_sessions(
+                request.query,
+                request.limit or 10,
+                request.cursor,
+                scope=SessionScope(top_level=False),  # what the list covers
+            )
             return found.model_dump(mode="json")
         assert request.conversation_id is not None
         if request.operation == "messages":

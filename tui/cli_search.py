@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from core.models import SearchPage, SearchSnippet
+from core.models import SearchPage, SearchSnippet, SessionScope
 from core.orchestrator import AgentOrchestrator
 
 EXIT_OK = 0
@@ -41,7 +41,9 @@ def _limit(value: str) -> int:
 
 
 async def cmd_sessions_search(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    page = await orch.search_sessions(args.query, args.limit, args.cursor)
+    # What `sessions list` covers: sub-agents are rows of their own, warm-ups hidden.
+    scope = SessionScope(top_level=False)
+    page = await orch.search_sessions(args.query, args.limit, args.cursor, scope=scope)
     if args.json:
         from tui.cli import _print_json
 

@@ -6,7 +6,8 @@
     "a phrase"       these words, in this order
     pref*            any word starting with ``pref`` (also ``"two wor"*``)
     agent:codex      the agent id starts with this
-    state:ready      the session's state (idle, running, pending, ready, handed_off)
+    state:ready      the session's state (idle, running, pending, ready, handed_off),
+                     or state:archived: the archive is searched too
     branch:fix       the git branch contains this
     cwd:api          the working folder contains this
     key:"a b"        a filter value with spaces
@@ -29,7 +30,9 @@ from core.models import SessionState
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
 FILTER_KEYS = ("agent", "state", "branch", "cwd")
-STATES = tuple(s.value for s in SessionState)
+ARCHIVED = "archived"
+"""``state:archived``: archived sessions, whatever the scope says about the archive."""
+STATES = (*(s.value for s in SessionState), ARCHIVED)
 
 _FILTER = re.compile(r"(agent|state|branch|cwd):", re.IGNORECASE)
 # Lone surrogates cannot be encoded for SQLite; control characters are never text to
@@ -63,9 +66,9 @@ class ParsedQuery:
             return None
         return " ".join(t.fts() for t in self.terms)
 
-    def key(self) -> str:
-        """A short fingerprint: a page cursor is only valid for the query that made it."""
-        canonical = repr((self.match_expression(), sorted(self.filters.items())))
+    def key(self, scope: str = "") -> str:
+        """A short fingerprint: a page cursor is valid only for the query and scope that made it."""
+        canonical = repr((self.match_expression(), sorted(self.filters.items()), scope))
         return hashlib.blake2b(canonical.encode(), digest_size=8).hexdigest()
 
 

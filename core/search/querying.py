@@ -12,11 +12,12 @@ from collections.abc import Sequence
 
 from core import cursors
 from core.cursors import SearchCursor
-from core.models import SearchPage, SearchResult, SearchSnippet
-from core.search.parser import ParsedQuery
+from core.models import SearchPage, SearchResult, SearchSnippet, SessionScope
+from core.search.parser import ARCHIVED, ParsedQuery
 from core.search.snippets import best_snippet
 from core.store.database import Database
 from core.store.rows import SESSION_COLUMNS, clamp_time, session_from_row
+from core.store.scope import scope_where
 
 _S_COLUMNS = ", ".join(f"s.{c.strip()}" for c in SESSION_COLUMNS.split(","))
 # Every matching text, grouped by session: its best rank and the id of that text
@@ -52,8 +53,8 @@ def _filter_sql(query: ParsedQuery) -> tuple[list[str], list[object]]:
         if key == "agent":  # a prefix: agent:claude finds claude-code
             one = "substr(casefold(s.agent_id), 1, length(?)) = ?"
             args: list[object] = [a for v in values for a in (v, v)]
-        elif key == "state":
-            one, args = "s.state = ?", list(values)
+        elif key == "state":  # with the scope: see _scope_sql
+            continue
         elif key == "branch":
             one, args = "instr(casefold(coalesce(s.git_branch, '')), ?) > 0", list(values)
         else:  # cwd
@@ -63,18 +64,50 @@ def _filter_sql(query: ParsedQuery) -> tuple[list[str], list[object]]:
     return clauses, params
 
 
+def _scope_sql(scope: SessionScope, states: tuple[str, ...]) -> tuple[str, list[object]]:
+    """The scope's condition, with the ``state:`` filter (OR among its values).
+
+    ``state:archived`` adds the archive to what is searched: alone it finds the
+    archived sessions in scope; beside other states, those states in the pool
+    or any archived session.
+    """
+    live = [s for s in states if s != ARCHIVED]
+    in_live = f"s.state IN ({', '.join('?' * len(live))})"
+    if ARCHIVED not in states:
+        where, params = scope_where(scope, "s")
+        return (f"{where} AND {in_live}", [*params, *live]) if live else (where, params)
+    archive, archive_params = scope_where(scope.model_copy(update={"archived": True}), "s")
+    if not live:
+        return archive, archive_params
+    pool, pool_params = scope_where(scope.model_copy(update={"archived": False}), "s")
+    return (
+        f"(({pool} AND {in_live}) OR ({archive}))",
+        [*pool_params, *live, *archive_params],
+    )
+
+
 class SessionSearch:
     """Runs parsed queries against the store's index (reader connection only)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def page(self, query: ParsedQuery, limit: int, cursor: str | None) -> SearchPage:
-        """One page of results for ``query`` after ``cursor`` (a ``next_cursor``)."""
-        key = query.key()
+    async def page(
+        self,
+        query: ParsedQuery,
+        limit: int,
+        cursor: str | None,
+        scope: SessionScope | None = None,
+    ) -> SearchPage:
+        """One page of results for ``query`` in ``scope`` after ``cursor`` (a ``next_cursor``)."""
+        scope = scope or SessionScope()
+        key = query.key(scope.model_dump_json())
         after = cursors.decode_search_cursor(cursor, key) if cursor is not None else None
         match = query.match_expression()
         clauses, params = _filter_sql(query)
+        in_scope, scope_params = _scope_sql(scope, query.filters.get("state", ()))
+        clauses.append(in_scope)
+        params.extend(scope_params)
         sql = _HITS if match is not None else _FILTERS_ONLY
         head: list[object] = [match] if match is not None else []
         if after is not None:
