@@ -466,11 +466,18 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         """Suspend the panel, run the agent on the terminal, come back when it exits and
         read what the session gained meanwhile."""
         app = self.app
+        failed: OSError | None = None
+        code = 0
         try:
             # No repaint while the agent owns the terminal (the loop keeps running:
             # runs this panel drives keep beating, the supervisor keeps watching).
             with app.batch_update(), app.suspend():
-                code = await run_attached(plan)
+                # Nothing may raise out of this block: App.suspend resumes the
+                # terminal only when its block ends normally.
+                try:
+                    code = await run_attached(plan)
+                except OSError as exc:  # the binary vanished or cannot be executed
+                    failed = exc
         except SuspendNotSupported:
             self.notify(
                 f"This panel has no terminal to hand over. Run it elsewhere "
@@ -481,8 +488,13 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                 markup=False,
             )
             return
-        except OSError as exc:  # the binary vanished or cannot be executed
-            self.notify(f"{plan.argv[0]}: {exc.strerror}", title="Not opened", severity="error")
+        if failed is not None:
+            self.notify(
+                f"{plan.argv[0]}: {failed.strerror or failed}",
+                title="Not opened",
+                severity="error",
+                markup=False,
+            )
             return
         if code != 0:
             self.notify(f"{plan.shown_binary} exited with status {code}.", timeout=4)
