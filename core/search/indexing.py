@@ -90,8 +90,9 @@ class TranscriptIndexer:
     """Writes a batch of transcript reads into ``search_docs`` on a writer connection.
 
     Used as the import's ``also`` step (:meth:`ImportsRepository.apply`): it runs
-    after the batch's sessions are written, in the same transaction. Dismissed
-    sessions and delegate's own sessions (indexed from ``messages``) are skipped.
+    after the batch's sessions are written, in the same transaction. Purged
+    sessions (not stored) and delegate's own sessions (indexed from
+    ``messages``) are skipped; archived ones are indexed (``state:archived``).
     Titles of the imported sessions are indexed here too, in the batch's one
     FTS5 statement: a trigger would make FTS5 flush once per session.
     """
@@ -181,7 +182,7 @@ _TITLE = "replace(replace(s.title, char(2), ' '), char(3), ' ')"
 
 
 async def _indexable(db: aiosqlite.Connection, ids: list[str]) -> set[str]:
-    """The ids among ``ids`` of imported sessions stored now (not dismissed, not ours)."""
+    """The ids among ``ids`` of imported sessions stored now (archived too; not ours)."""
     found: set[str] = set()
     for i in range(0, len(ids), _CHUNK):
         chunk = ids[i : i + _CHUNK]
