@@ -443,6 +443,15 @@ CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN
     INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', OLD.id, OLD.body);
 END;
 INSERT INTO search_fts (search_fts) VALUES ('rebuild');
+""",
+    # Issue 9: how sure a session's context figure is. ``context_known`` is 0 when
+    # the agent recorded no usage at all ("usage unknown", never "0 used");
+    # ``context_estimated`` is 1 after a compaction until it records usage again
+    # (the figure is then the summary's size, shown with "≈"). Transcripts are
+    # read again from the start so every imported session gets both.
+    10: """
+ALTER TABLE sessions ADD COLUMN context_known INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE sessions ADD COLUMN context_estimated INTEGER NOT NULL DEFAULT 0;
 UPDATE source_files SET size = -1, parse_state = '{}'
 """,
 }

@@ -325,6 +325,9 @@ async def cmd_import(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         for entry in report.skipped:
             _print_safe(f"skipped ({entry.kind}): {entry.path}: {entry.reason}")
     if args.report:
+        for t in report.unknown_types:
+            version = f"version {t.version}" if t.version else "version not recorded"
+            _print_safe(f"unknown line type {t.type!r} ({t.source} {version}): {t.lines} lines")
         for f in report.files_with_skips:
             note = f" error: {f.error}" if f.error else ""
             _print_safe(

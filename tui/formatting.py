@@ -38,12 +38,23 @@ def size(n: int) -> str:
     raise AssertionError("unreachable")
 
 
+UNKNOWN_USAGE = "usage unknown"
+ESTIMATE = "≈"
+
+
 def meter(context: ContextUsage) -> str:
-    """The picker's context meter text: ``"42k used · 79% left"``."""
+    """The picker's context meter text: ``"42k used · 79% left"``.
+
+    ``"usage unknown"`` when the agent recorded none (never a made-up "0 used"),
+    and ``"≈12k used"`` while the figure is an estimate (after a compaction).
+    """
+    if not context.known:
+        return UNKNOWN_USAGE
+    used = (ESTIMATE if context.estimated else "") + f"{tokens(context.used_tokens)} used"
     if context.limit_tokens <= 0:
-        return f"{tokens(context.used_tokens)} used"
+        return used
     left = round(context.left_fraction * 100)
-    return f"{tokens(context.used_tokens)} used · {left}% left"
+    return f"{used} · {ESTIMATE if context.estimated else ''}{left}% left"
 
 
 def short_id(conversation_id: str) -> str:

@@ -16,6 +16,7 @@ from core.sources.common import (
     SessionFacts,
     as_int,
     clamp_int,
+    estimate_tokens,
     iso_to_us,
     one_line_title,
 )
@@ -39,6 +40,18 @@ KNOWN_TYPES = frozenset(
         "permission-mode",
         "last-prompt",
         "agent-name",
+        *(
+            # Lines that carry nothing shown or counted: known, so never reported as skipped.
+            "ai-title",
+            "mode",
+            "pr-link",
+            "worktree-state",
+            "file-history-delta",
+            "agent-setting",
+            "bridge-session",
+            "fork-context-ref",
+            "relocated",
+        ),
     }
 )
 
@@ -146,7 +159,9 @@ class ClaudeState(RunningTotals):
     agent_id: str | None = None
     cwd: str | None = None
     branch: str | None = None
+    version: str | None = None  # of Claude Code, from the last line that said
     custom_title: str | None = None
+    ai_title: str | None = None
     summary: str | None = None
     prompt_title: str | None = None
     noise_title: str | None = None
@@ -156,6 +171,8 @@ class ClaudeState(RunningTotals):
     tokens: int = 0
     context_tokens: int = 0
     compactions: int = 0
+    usage_seen: bool = False  # an assistant line recorded usage: the meter is known
+    context_estimated: bool = False  # compacted, no usage recorded since
     recent: list[list[Any]] = field(default_factory=list)  # [[message.id, usage total], ...]
 
     def feed(self, line: dict[str, Any]) -> bool:
@@ -172,6 +189,11 @@ class ClaudeState(RunningTotals):
             title = line.get("customTitle", line.get("title"))
             if isinstance(title, str) and title.strip():
                 self.custom_title = title
+            return True
+        if kind == "ai-title":
+            title = line.get("aiTitle")
+            if isinstance(title, str) and title.strip():
+                self.ai_title = title
             return True
         if kind not in ("user", "assistant", "system"):
             return True
@@ -193,9 +215,17 @@ class ClaudeState(RunningTotals):
                     self.noise_title = one_line_title(text)
         elif kind == "system":
             self.compactions += 1
+            if not (line.get("isSidechain") and not self.sidechain_file):
+                # Until the agent records usage again, the context holds about the summary.
+                self.context_estimated = True
+                self.context_tokens = 0
+        elif line.get("isCompactSummary") and self.context_estimated:
+            self.context_tokens += estimate_tokens(len(user_text(line)))
         return True
 
     def _envelope(self, line: dict[str, Any]) -> None:
+        if isinstance(line.get("version"), str):
+            self.version = line["version"]
         if self.session_id is None and isinstance(line.get("sessionId"), str):
             self.session_id = line["sessionId"]
         if self.agent_id is None and isinstance(line.get("agentId"), str):
@@ -237,6 +267,8 @@ class ClaudeState(RunningTotals):
             return  # a sidechain inside a main transcript does not fill the main context
         if total:
             self.context_tokens = total
+            self.usage_seen = True
+            self.context_estimated = False
 
     def facts(
         self, conversation_id: str, parent_id: str | None, description: str | None
@@ -244,7 +276,7 @@ class ClaudeState(RunningTotals):
         """The session this file describes, or None when it holds no conversation."""
         if self.messages == 0:
             return None
-        strong = self.custom_title or self.summary or description
+        strong = self.custom_title or self.summary or self.ai_title or description
         title = strong or self.prompt_title or self.noise_title or self.assistant_title or ""
         created = iso_to_us(self.first_ts) or 0
         last = iso_to_us(self.last_ts) or created
@@ -266,6 +298,8 @@ class ClaudeState(RunningTotals):
             context_tokens=clamp_int(self.context_tokens),
             context_limit=limit,
             compactions=self.compactions,
+            context_known=self.usage_seen or self.context_estimated,
+            context_estimated=self.context_estimated,
             warmup=self._is_warmup(parent_id),
         )
 

@@ -8,6 +8,8 @@ requests and only feeds the session's token total.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +18,7 @@ from core.sources.common import (
     SessionFacts,
     as_int,
     clamp_int,
+    estimate_tokens,
     iso_to_us,
     one_line_title,
 )
@@ -106,6 +109,8 @@ class CodexState(RunningTotals):
     context_tokens: int = 0
     context_limit: int = 0
     compactions: int = 0
+    usage_seen: bool = False  # a token count measured the context: the meter is known
+    context_estimated: bool = False  # compacted, not measured since
 
     def feed(self, line: dict[str, Any]) -> bool:
         """Take one decoded line into account; False for a line type we do not know."""
@@ -124,6 +129,7 @@ class CodexState(RunningTotals):
                 self.cwd = payload["cwd"]
         elif kind == "compacted":
             self.compactions += 1
+            self._compacted(payload)
         elif kind == "event_msg" and payload.get("type") == "token_count":
             self._tokens(payload.get("info"))
         role = role_of(line)
@@ -166,11 +172,26 @@ class CodexState(RunningTotals):
         if isinstance(total, dict):
             self.tokens = as_int(total.get("total_tokens"))
         last = info.get("last_token_usage")
-        if isinstance(last, dict):
-            self.context_tokens = as_int(last.get("input_tokens"))
+        used = as_int(last.get("input_tokens")) if isinstance(last, dict) else 0
+        if used:  # Codex logs a zero around a compaction: no measurement
+            self.context_tokens = used
+            self.usage_seen = True
+            self.context_estimated = False
         window = as_int(info.get("model_context_window"))
         if window:
             self.context_limit = window
+
+    def _compacted(self, payload: dict[str, Any]) -> None:
+        """The context now holds the summary and the kept history: about their size."""
+        message = payload.get("message")
+        chars = len(message) if isinstance(message, str) else 0
+        history = payload.get("replacement_history")
+        if isinstance(history, list):
+            # Too deep to measure (orjson allows 1,024 levels): the summary alone.
+            with contextlib.suppress(ValueError, TypeError, RecursionError):
+                chars += len(json.dumps(history, ensure_ascii=False))
+        self.context_tokens = estimate_tokens(chars)
+        self.context_estimated = True
 
     def facts(self, fallback_id: str) -> SessionFacts | None:
         """The session this rollout describes, or None when it holds nothing yet."""
@@ -196,4 +217,6 @@ class CodexState(RunningTotals):
             context_tokens=clamp_int(self.context_tokens),
             context_limit=clamp_int(self.context_limit),
             compactions=self.compactions,
+            context_known=self.usage_seen or self.context_estimated,
+            context_estimated=self.context_estimated,
         )

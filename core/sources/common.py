@@ -70,6 +70,17 @@ class SessionFacts:
     context_limit: int
     compactions: int
     warmup: bool = False  # a Claude Code warm-up sub-agent (its only prompt is "Warmup")
+    context_known: bool = True  # the agent recorded its usage at least once
+    context_estimated: bool = False  # compacted since: ``context_tokens`` is an estimate
+
+
+CHARS_PER_TOKEN = 4
+"""Right after a compaction the context holds about the summary: its characters over this."""
+
+
+def estimate_tokens(chars: int) -> int:
+    """A rough token count for ``chars`` characters of text (about 4 per token in English)."""
+    return clamp_int(-(-chars // CHARS_PER_TOKEN))
 
 
 def iso_to_us(value: object) -> int | None:

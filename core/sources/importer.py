@@ -18,7 +18,7 @@ import multiprocessing
 import os
 import sys
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -37,6 +37,7 @@ from core.sources.report import (
     ImportProgress,
     ImportReport,
     SkippedEntry,
+    UnknownLineType,
     UnreadableFile,
 )
 from core.sources.safe_files import is_utf8_name
@@ -145,6 +146,7 @@ class _Run:
             0,
         )
         self.unreadable: list[UnreadableFile] = []
+        self.unknown_types: Counter[tuple[str, str, str]] = Counter()  # (source, type, version)
 
     def _update(self, r: FileResult) -> SourceFileUpdate:
         if r.error is not None:
@@ -157,6 +159,8 @@ class _Run:
         c["head_bytes_read"] += r.head_bytes_read
         c["malformed_lines"] += r.new_malformed
         c["unknown_lines"] += r.new_unknown
+        for (kind, version), n in r.unknown_types.items():
+            self.unknown_types[(r.source, kind, version)] += n
         c["oversized_lines"] += r.new_oversized
         c["timestamps_ignored"] += r.new_odd_timestamps
         session = None
@@ -186,6 +190,8 @@ class _Run:
                 context_limit=f.context_limit,
                 compactions=f.compactions,
                 warmup=f.warmup,
+                context_known=f.context_known,
+                context_estimated=f.context_estimated,
             )
             write = f.conversation_id not in self.claimed
             self.claimed.add(f.conversation_id)
@@ -507,6 +513,10 @@ async def _import_all(
             for p in problems
         ],
         files_with_skips_total=total,
+        unknown_types=[
+            UnknownLineType(source=source, type=kind, version=version, lines=n)
+            for (source, kind, version), n in run.unknown_types.most_common(SKIPS_IN_REPORT)
+        ],
         **run.counts,
     )
     await store.imports.save_report(int(time.time() * 1_000_000), report.model_dump_json())

@@ -44,6 +44,19 @@ class FileSkips(_Model):
     error: str | None = None
 
 
+class UnknownLineType(_Model):
+    """Lines of a type no importer knows, by the agent version that wrote them.
+
+    A new agent release adding a line type shows up here by name; ``version``
+    is empty when the file never said which version wrote it.
+    """
+
+    source: str
+    type: str
+    version: str
+    lines: int
+
+
 class ImportProgress(_Model):
     """Sent to the progress callback after discovery and after every committed batch."""
 
@@ -78,6 +91,7 @@ class ImportReport(_Model):
     sessions_skipped_invalid_id: int = 0  # an id its agent never mints (an option, a path)
     malformed_lines: int = 0  # found by this import
     unknown_lines: int = 0
+    unknown_types: list[UnknownLineType] = []  # what ``unknown_lines`` were, most first (capped)
     oversized_lines: int = 0
     timestamps_ignored: int = 0  # unreadable or outside 2000..2100: the line counts, its time not
     unreadable: list[UnreadableFile] = []

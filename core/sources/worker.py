@@ -60,6 +60,8 @@ class FileResult:
     oversized: int = 0
     new_malformed: int = 0  # found by this read
     new_unknown: int = 0
+    # (line type, agent version) -> lines of it found by this read, for the report
+    unknown_types: dict[tuple[str, str], int] = field(default_factory=dict)
     new_oversized: int = 0
     new_odd_timestamps: int = 0  # unreadable or out of range: ignored
     bytes_read: int = 0
@@ -94,6 +96,24 @@ def _state(task: FileTask, *, fresh: bool) -> claude.ClaudeState | codex.CodexSt
             return claude.ClaudeState(sidechain_file=task.subagent)
         return claude.ClaudeState.from_json(saved)
     return codex.CodexState.from_json(saved)
+
+
+TYPE_NAME_CHARS = 80
+
+
+def _unknown_kind(
+    line: dict[str, Any], state: claude.ClaudeState | codex.CodexState
+) -> tuple[str, str]:
+    """``(type, version)`` of a line no importer knows; the agent's version says which
+    release writes it (a line's own ``version`` for Claude Code, the rollout's for Codex)."""
+    kind = line.get("type")
+    name = kind[:TYPE_NAME_CHARS] if isinstance(kind, str) else f"(no type: {type(kind).__name__})"
+    version = line.get("version")
+    if not isinstance(version, str):
+        version = (
+            state.version if isinstance(state, claude.ClaudeState) else state.cli_version
+        ) or ""
+    return name, version[:TYPE_NAME_CHARS]
 
 
 def _no_text(line: dict[str, Any]) -> None:
@@ -137,6 +157,8 @@ def parse_file(task: FileTask) -> FileResult:
                     continue
                 if not known:
                     result.new_unknown += 1
+                    kind = _unknown_kind(line, state)
+                    result.unknown_types[kind] = result.unknown_types.get(kind, 0) + 1
             result.offset = reader.end
             result.bytes_read = reader.bytes_read
             result.head_len = min(HEAD_BYTES, reader.end)

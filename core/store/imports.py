@@ -35,6 +35,8 @@ def _metric_params(s: ImportedSession) -> tuple[object, ...]:
         s.context_tokens,
         s.context_limit,
         s.context_limit,
+        s.context_known,
+        s.context_estimated,
         s.last_us,
     )
 
@@ -166,8 +168,9 @@ class ImportsRepository:
             await db.executemany(
                 "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
                 " title, parent_id, source, created_at, last_interacted_at, turns, message_count,"
-                " token_count, bytes_on_disk, context_tokens, context_limit, warmup)"
-                " VALUES (?, ?, 'standard', 'idle', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " token_count, bytes_on_disk, context_tokens, context_limit, warmup,"
+                " context_known, context_estimated)"
+                " VALUES (?, ?, 'standard', 'idle', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         s.conversation_id,
@@ -186,6 +189,8 @@ class ImportsRepository:
                         s.context_tokens,
                         s.context_limit,
                         int(s.warmup),
+                        s.context_known,
+                        s.context_estimated,
                     )
                     for s in inserts
                 ],
@@ -195,6 +200,7 @@ class ImportsRepository:
                 "turns = ?, message_count = ?, token_count = ?, bytes_on_disk = ?,"
                 " context_tokens = ?,"
                 " context_limit = CASE WHEN ? > 0 THEN ? ELSE context_limit END,"
+                " context_known = ?, context_estimated = ?,"
                 " last_interacted_at = max(last_interacted_at, ?)"
             )
             await db.executemany(

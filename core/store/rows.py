@@ -147,6 +147,8 @@ class ImportedSession:
     context_limit: int
     compactions: int
     warmup: bool = False
+    context_known: bool = True
+    context_estimated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +271,8 @@ def _json_dict(value: object) -> dict[str, Any] | None:
 SESSION_COLUMNS = (
     "conversation_id, agent_id, mode, state, cwd, git_branch, title, parent_id, source,"
     " created_at, last_interacted_at, turns, message_count, token_count, bytes_on_disk,"
-    " context_tokens, context_limit, last_run_status, name, archived_at, warmup"
+    " context_tokens, context_limit, last_run_status, name, archived_at, warmup,"
+    " context_known, context_estimated"
 )
 # A session's sub-agents as its row shows them (warm-ups are not counted):
 # one range of index ``sessions_children`` per row. ``{table}`` is the name or
@@ -320,6 +323,8 @@ def session_from_row(row: aiosqlite.Row) -> Session:
         context=ContextUsage(
             used_tokens=clamp_count(row["context_tokens"]),
             limit_tokens=clamp_count(row["context_limit"]),
+            known=bool(row["context_known"]),
+            estimated=bool(row["context_estimated"]),
         ),
         last_run_status=_enum(RunStatus, status, RunStatus.FAILED) if status else None,
         name=_optional_text(row["name"]) or None,

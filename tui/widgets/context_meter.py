@@ -1,4 +1,8 @@
-"""The compact context meter: ``▰▰▰▱▱ 42k used · 79% left``, coloured by threshold."""
+"""The compact context meter: ``▰▰▰▱▱ 42k used · 79% left``, coloured by threshold.
+
+Unknown usage draws an empty, dim bar and says so; an estimate (after a
+compaction) is marked ``≈`` and its bar dimmed.
+"""
 
 from __future__ import annotations
 
@@ -20,14 +24,21 @@ LEVEL_STYLES = {
 
 def meter_text(context: ContextUsage, *, bar_width: int = 5) -> Text:
     """The meter as Rich text, for list rows and the status panel."""
-    level = meter_level(context.used_tokens, context.limit_tokens)
     text = Text()
+    if not context.known:
+        if bar_width > 0:
+            text.append("▱" * bar_width + " ", "dim")
+        text.append(fmt.meter(context), "dim italic")
+        return text
+    level = meter_level(context.used_tokens, context.limit_tokens)
     if context.limit_tokens > 0 and bar_width > 0:
         used = 1.0 - context.left_fraction
         filled = min(bar_width, round(used * bar_width))
         if used > 0 and filled == 0:
             filled = 1
-        text.append("▰" * filled, LEVEL_STYLES[level])
+        # An estimate's bar is dimmed, so it never reads as a measured figure.
+        style = LEVEL_STYLES[level] + (" dim" if context.estimated else "")
+        text.append("▰" * filled, style)
         text.append("▱" * (bar_width - filled), "dim")
         text.append(" ")
     text.append(fmt.meter(context), LEVEL_STYLES[level] if level != "ok" else "")
