@@ -131,6 +131,33 @@ def user_text(line: dict[str, Any]) -> str:
     return ""
 
 
+_COMMAND_TAGS = re.compile(r"<(command-name|command-args|bash-input)>(.*?)</\1>", re.S)
+_OUTPUT_TAGS = re.compile(
+    r"<(local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>(.*?)</\1>", re.S
+)
+
+
+def shown_user_text(text: str) -> str:
+    """A user line as a person would recognise it: a slash command as typed
+    (``/model sonnet``), a ``!`` shell command as ``! ls``, command output bare.
+
+    Claude Code wraps these in tags (``<command-name>``, ``<command-args>``,
+    ``<local-command-stdout>``, ...); anything else is returned unchanged.
+    """
+    head = text.lstrip()
+    if not head.startswith("<"):
+        return text
+    tags = {name: value.strip() for name, value in _COMMAND_TAGS.findall(text)}
+    if "command-name" in tags:
+        return " ".join(part for part in (tags["command-name"], tags.get("command-args")) if part)
+    if "bash-input" in tags:
+        return f"! {tags['bash-input']}"
+    outputs = [value.strip() for _name, value in _OUTPUT_TAGS.findall(text)]
+    if outputs:
+        return "\n".join(o for o in outputs if o)
+    return text
+
+
 def real_prompt(text: str) -> str | None:
     """The text of a prompt a person typed, or None for commands, caveats and warmups."""
     cleaned = _CONTEXT_BLOCKS.sub("", text).strip()

@@ -117,7 +117,7 @@ def claude_message(line: dict[str, Any], offset: int, conversation_id: str) -> M
         trigger, before = meta.get("trigger", "auto"), meta.get("preTokens", "?")
         text = f"context compacted ({trigger}, {before} tokens before)"
     elif role == claude.USER:
-        text = claude.user_text(line)
+        text = claude.shown_user_text(claude.user_text(line))
     else:  # a compact summary
         text = _blocks_text(message.get("content"))
     uuid = line.get("uuid")

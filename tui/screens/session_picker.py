@@ -193,6 +193,14 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             tooltip="Import new Claude Code / Codex sessions and reload the list",
         ),
         Binding("f1", "help", "Help", id="picker.help", tooltip="List every key"),
+        Binding(
+            "ctrl+o",
+            "expand_message",
+            "Expand",
+            id="picker.expand_message",
+            priority=True,
+            tooltip="Show long messages in the preview whole, or cut again",
+        ),
     ]
 
     status = getters.query_one(StatusPanel)
@@ -422,6 +430,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def action_page_newer(self) -> None:
         if not self.preview.page_newer():
             self.notify("Already at the newest messages.", timeout=2)
+
+    def action_expand_message(self) -> None:
+        self.preview.toggle_expanded()
 
     # --- open: back into the real session ----------------------------------
 

@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.text import Text
 from textual import getters, work
 from textual.app import ComposeResult
@@ -26,10 +25,11 @@ from textual.widgets import Static
 
 from core.clock import Clock
 from core.errors import DelegateError
-from core.models import Message, MessagePage, Role, Run, RunStatus, Session, SessionState
+from core.models import MessagePage, Role, Run, RunStatus, Session, SessionState
 from tui import formatting as fmt
-from tui.safe_text import clip_lines, first_line, visible
+from tui.safe_text import first_line, visible
 from tui.widgets.context_meter import meter_text
+from tui.widgets.message_view import message_renderable
 from tui.widgets.run_status import Activity, run_block
 from tui.workers import ForwardsWorkerErrors
 
@@ -44,39 +44,6 @@ QUIET_SECONDS = 5.0
 TICK_SECONDS = 1.0
 # Runs worth reading when a session is previewed: in flight, or ended early.
 _RUN_WORTH_SHOWING = (RunStatus.CANCELLED, RunStatus.INTERRUPTED)
-
-MAX_MESSAGE_LINES = 12
-ROLE_STYLES = {
-    Role.USER: "bold blue",
-    Role.ASSISTANT: "bold green",
-    Role.SYSTEM: "bold red",
-    Role.TOOL: "bold magenta",
-}
-
-
-def message_renderable(message: Message, now: datetime) -> RenderableType:
-    """A role label, then the content as Markdown (cut after a few lines).
-
-    Tool messages collapse to one line. Content is sanitised first, and Markdown
-    never interprets Rich markup, so transcript text cannot style or move the screen.
-    """
-    label = Text()
-    label.append(message.role.value, ROLE_STYLES[message.role])
-    label.append(f"  #{message.seq} · {fmt.ago(message.created_at, now)}", "dim")
-    name = fmt.tool_label(message)
-    if name is not None:
-        # Tool calls collapse to one line: "▸ name: first line of the result".
-        summary = first_line(message.content, 70)
-        if summary.startswith(f"{name}:"):
-            summary = summary[len(name) + 1 :].strip()
-        label.append("  ▸ ", "magenta")
-        label.append(f"{name}: {summary}")
-        return label
-    body, hidden = clip_lines(visible(message.content), MAX_MESSAGE_LINES)
-    parts: list[RenderableType] = [label, Markdown(body) if body.strip() else Text("(empty)")]
-    if hidden:
-        parts.append(Text(f"… {hidden} more lines", "dim italic"))
-    return Group(*parts)
 
 
 class LiveReply:
@@ -118,11 +85,16 @@ def _wants_run(session: Session) -> bool:
 
 
 class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
-    """Header of the session, its page of messages (oldest at top), a live reply."""
+    """Header of the session (pinned), its page of messages (oldest at top), a live reply.
+
+    Messages are numbered in conversation order (#1 is the first), counted back
+    from the session's message count over the pages gone back through; ``ctrl+o``
+    (:meth:`toggle_expanded`) shows long messages whole.
+    """
 
     DEFAULT_CSS = """
     PreviewPane { height: 1fr; padding: 0 1; }
-    PreviewPane > #preview-header { margin-bottom: 1; }
+    PreviewPane > #preview-header { dock: top; padding-bottom: 1; background: $surface; }
     PreviewPane > .preview-message { margin-bottom: 1; }
     PreviewPane > #preview-run { margin: 1 0 0 0; }
     PreviewPane > #preview-live { color: $text-success; }
@@ -164,9 +136,15 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self._ticker: Timer | None = None
         # Cursors of the pages gone back through; [None] is the newest page.
         self._cursors: list[str | None] = [None]
+        # How many messages each page gone back through held (numbers count back over them).
+        self._page_lengths: list[int] = []
         self._older_cursor: str | None = None
+        # Long messages shown whole (ctrl+o), until toggled back.
+        self.expanded = False
+        self._shown: tuple[Session, MessagePage, Run | None] | None = None
         self._live = LiveReply()
         self._follow_end = True
+        self._newer = 0
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Nothing selected", "dim"), id="preview-header")
@@ -182,6 +160,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
     def preview(self, session: Session) -> None:
         """Show the newest page of ``session``."""
         self._cursors = [None]
+        self._page_lengths = []
         self._load(session)
 
     def reload_if_showing(self, session: Session) -> None:
@@ -223,14 +202,17 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         except DelegateError as exc:
             self.show_empty(exc.message)
             return
+        depth = len(self._cursors)
+        self._page_lengths = [*self._page_lengths[: depth - 1], len(page.messages)]
         self.show(
             session,
             page,
             self._clock(),
-            page_number=len(self._cursors),
-            has_newer=len(self._cursors) > 1,
+            page_number=depth,
+            has_newer=depth > 1,
             size=self.size_per_page,
             run=run,
+            newer=sum(self._page_lengths[: depth - 1]),
         )
         self._older_cursor = page.next_cursor
 
@@ -266,8 +248,11 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         has_newer: bool,
         size: int,
         run: Run | None = None,
+        newer: int = 0,
     ) -> None:
+        """``newer``: how many messages the newer pages hold (the numbers count back over them)."""
         self.page_number = page_number
+        self._newer = newer
         header = Text()
         header.append(first_line(session.title or "(untitled)", 200), "bold")
         header.append("\n")
@@ -281,11 +266,8 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             header.append(" · last run cancelled", "yellow")
         header.append(f"\n{session.conversation_id}", "dim")
         self.header.update(header)
-        messages = [message_renderable(m, now) for m in reversed(page.messages)]
-        body: RenderableType = (
-            Group(*messages) if messages else Text("No messages yet.", "dim italic")
-        )
-        self.messages.update(body)
+        self._shown = (session, page, run)
+        self._render_messages(session, page, now)
         self._on_page = {(m.role, m.run_id) for m in page.messages if m.run_id}
         same = self.session is not None and (
             self.session.conversation_id == session.conversation_id
@@ -316,6 +298,29 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         else:
             self.scroll_home(animate=False)
 
+    def _render_messages(self, session: Session, page: MessagePage, now: datetime) -> None:
+        # The newest message is number ``total``; a page read past the count
+        # (appended since the row was read) still numbers from 1 up.
+        total = max(session.metrics.messages, self._newer + len(page.messages))
+        newest_first = [
+            message_renderable(m, now, number=total - self._newer - i, expanded=self.expanded)
+            for i, m in enumerate(page.messages)
+        ]
+        body: RenderableType = (
+            Group(*reversed(newest_first))
+            if newest_first
+            else Text("No messages yet.", "dim italic")
+        )
+        self.messages.update(body)
+
+    def toggle_expanded(self) -> None:
+        """Show long messages whole, or cut again (the scroll position is kept)."""
+        self.expanded = not self.expanded
+        if self._shown is not None:
+            session, page, _run = self._shown
+            self._follow_end = False
+            self._render_messages(session, page, self._clock())
+
     def watch_virtual_size(self, old: Size, new: Size) -> None:
         # The new content's height is only known once laid out, which may come
         # after the scroll asked for in show(): keep the end in view then too.
@@ -324,6 +329,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
 
     def show_empty(self, text: str) -> None:
         self.session = None
+        self._shown = None
         self._older_cursor = None
         self._set_run(None)
         self.header.update(Text(text, "dim"))

@@ -1,0 +1,92 @@
+"""One message of a conversation as the preview and the transcript view draw it.
+
+A person's and an agent's text is Markdown with every line break kept (a
+prompt typed on two lines shows on two lines); a tool call and a tool result
+are one quiet line each. Content is sanitised first, and Markdown never
+interprets Rich markup, so transcript text cannot style or move the screen.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.console import Group, RenderableType
+from rich.markdown import Markdown
+from rich.text import Text
+
+from core.models import Message, Role
+from tui import formatting as fmt
+from tui.safe_text import clip_lines, first_line, visible
+
+MAX_MESSAGE_LINES = 12
+"""A message longer than this is cut in the preview until it is expanded (ctrl+o)."""
+
+ROLE_STYLES = {
+    Role.USER: "bold blue",
+    Role.ASSISTANT: "bold green",
+    Role.SYSTEM: "bold red",
+    Role.TOOL: "bold magenta",
+}
+QUIET = "dim"
+
+
+class LinesKeptMarkdown(Markdown):
+    """Rich's Markdown, except that a single newline is a line break, not a space.
+
+    Chat text is written line by line; CommonMark's soft breaks would join a
+    list typed without blank lines, or a prompt's two lines, into one.
+    """
+
+    def __init__(self, markup: str) -> None:
+        super().__init__(markup)
+        for token in self.parsed:
+            for child in token.children or ():
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+
+
+def _quiet_line(message: Message, name: str, number: int, now: datetime) -> Text:
+    """``▸ Bash: ls -la  #3 · 2m ago``, dim: there to be skipped over."""
+    summary = first_line(message.content, 90)
+    if summary.startswith(f"{name}:") or summary.startswith(f"{name} "):
+        summary = summary[len(name) + 1 :].strip()
+    line = Text(style=QUIET)
+    line.append("▸ ", "magenta")
+    line.append(name, "bold")
+    if summary:
+        line.append(f": {summary}")
+    line.append(f"  #{number} · {fmt.ago(message.created_at, now)}")
+    return line
+
+
+def _is_bare_call(message: Message, name: str) -> bool:
+    """Whether a message is only a tool call or result (its text is the call itself)."""
+    if message.role is Role.TOOL:
+        return True
+    return message.content.startswith(name.split(",")[0].removesuffix(" (error)"))
+
+
+def message_renderable(
+    message: Message, now: datetime, *, number: int, expanded: bool = False
+) -> RenderableType:
+    """A role label with the message's number in the conversation, then its content.
+
+    ``expanded``: the whole text; otherwise cut after :data:`MAX_MESSAGE_LINES`.
+    """
+    name = fmt.tool_label(message)
+    if name is not None and _is_bare_call(message, name):
+        return _quiet_line(message, name, number, now)
+    label = Text()
+    label.append(message.role.value, ROLE_STYLES[message.role])
+    label.append(f"  #{number} · {fmt.ago(message.created_at, now)}", "dim")
+    text = visible(message.content)
+    body, hidden = (text, 0) if expanded else clip_lines(text, MAX_MESSAGE_LINES)
+    parts: list[RenderableType] = [
+        label,
+        LinesKeptMarkdown(body) if body.strip() else Text("(empty)", "dim italic"),
+    ]
+    if hidden:
+        parts.append(Text(f"… {hidden} more lines · ctrl+o shows them", "dim italic"))
+    if name is not None:  # text and a tool call in one message: the call after the text
+        parts.append(_quiet_line(message.model_copy(update={"content": ""}), name, number, now))
+    return Group(*parts)
