@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -228,6 +229,22 @@ class SessionPage(Strict):
 class MessagePage(Strict):
     messages: list[Message]
     next_cursor: str | None
+
+
+class MessageMatch(Strict):
+    """A message found by :meth:`AgentOrchestrator.find_message`, with the page ending at it."""
+
+    message_id: str
+    page: MessagePage  # newest first: the match, then the messages before it
+    resume_cursor: str | None  # searching on from here finds older matches; None at the start
+
+
+class TranscriptDetails(Strict):
+    """The file an imported session is read from, as it is now."""
+
+    path: Path
+    size: int  # bytes on disk now (the import may have seen fewer)
+    model: str | None  # the model the agent last used, when the transcript says
 
 
 class TextSpan(Strict):

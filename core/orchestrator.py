@@ -60,6 +60,7 @@ from core.models import (
     ONE_RUN_OWNERS,
     AgentRequest,
     Message,
+    MessageMatch,
     MessagePage,
     OwnerKind,
     Role,
@@ -74,6 +75,7 @@ from core.models import (
     SessionSort,
     SessionsRequest,
     SessionState,
+    TranscriptDetails,
     Usage,
 )
 from core.redact import redact
@@ -112,6 +114,7 @@ CLI_RUNNERS = frozenset({"claude_code", "codex"})  # runners that start a proces
 TITLE_CHARS = 80
 # Ids people type: a unique prefix of this many characters names a session.
 MIN_ID_PREFIX = 6
+MAX_FIND_CHARS = 200  # what find_message looks for: a phrase, not a document
 # Ids we print: at least this long, longer where another session shares the prefix.
 SHORT_ID_CHARS = 8
 SHORT_ID_SCAN = 50  # sessions sharing a printed prefix looked at (more is absurd)
@@ -533,6 +536,86 @@ class AgentOrchestrator:
         """
         path = await self.store.imports.source_path(await self.resolve_id(conversation_id))
         return Path(path) if path is not None else None
+
+    async def transcript_details(self, conversation_id: str) -> TranscriptDetails | None:
+        """The transcript file of an imported session with its size now and its model;
+        None for a session only delegate recorded, or whose file is gone."""
+        found = await self.store.imports.source_file(await self.resolve_id(conversation_id))
+        if found is None:
+            return None
+        path, model = found
+        try:
+            size = (await asyncio.to_thread(os.stat, path)).st_size
+        except OSError:
+            return None
+        return TranscriptDetails(path=Path(path), size=size, model=model)
+
+    async def find_message(
+        self,
+        conversation_id: str,
+        text: str,
+        limit: int = DEFAULT_MESSAGE_PAGE,
+        cursor: str | None = None,
+    ) -> MessageMatch | None:
+        """The newest message before ``cursor`` (the end when None) whose text holds
+        ``text``, case-insensitive, with the page of ``limit`` messages ending at it.
+
+        An imported transcript is read backwards from ``cursor`` only as far as
+        the match. ``resume_cursor`` searches on to older matches. None: no match.
+        """
+        text = text.strip() if isinstance(text, str) else ""
+        if not text or len(text) > MAX_FIND_CHARS or not _storable(text) or "\n" in text:
+            raise InvalidRequest(f"text: one line of 1 to {MAX_FIND_CHARS} characters to find")
+        conversation_id = await self.resolve_id(conversation_id)
+        transcript = await self.store.imports.transcript_for(conversation_id)
+        if transcript is None:
+            return await self._find_stored(conversation_id, text, limit, cursor)
+        from core.sources.transcript import find_before  # deferred like read_page
+
+        path, source, prompts_in_items = transcript
+        before = (
+            cursors.decode_transcript_cursor(cursor, conversation_id).offset
+            if cursor is not None
+            else None
+        )
+        try:
+            found = await asyncio.to_thread(
+                find_before, path, source, conversation_id, text, before, prompts_in_items
+            )
+        except OSError:  # gone or locked since: nothing to find
+            return None
+        if found is None:
+            return None
+        ending = cursors.encode_transcript_cursor(
+            cursors.TranscriptCursor(conversation_id, found.end)
+        )
+        page = await self.recent_messages(conversation_id, limit, ending)
+        if not page.messages:
+            return None
+        resume = cursors.encode_transcript_cursor(
+            cursors.TranscriptCursor(conversation_id, found.offset)
+        )
+        return MessageMatch(
+            message_id=page.messages[0].id,
+            page=page,
+            resume_cursor=resume if found.offset > 0 else None,
+        )
+
+    async def _find_stored(
+        self, conversation_id: str, text: str, limit: int, cursor: str | None
+    ) -> MessageMatch | None:
+        before = (
+            cursors.decode_message_cursor(cursor, conversation_id).seq
+            if cursor is not None
+            else None
+        )
+        seq = await self.store.messages.find_before(conversation_id, text, before)
+        if seq is None:
+            return None
+        ending = cursors.encode_message_cursor(cursors.MessageCursor(conversation_id, seq + 1))
+        page = await self.recent_messages(conversation_id, limit, ending)
+        resume = cursors.encode_message_cursor(cursors.MessageCursor(conversation_id, seq))
+        return MessageMatch(message_id=page.messages[0].id, page=page, resume_cursor=resume)
 
     async def latest_run(self, conversation_id: str) -> Run | None:
         """The session's newest run (in flight or not), or None before its first."""

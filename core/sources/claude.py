@@ -187,6 +187,7 @@ class ClaudeState(RunningTotals):
     cwd: str | None = None
     branch: str | None = None
     version: str | None = None  # of Claude Code, from the last line that said
+    model: str | None = None  # the last model an API response named
     custom_title: str | None = None
     ai_title: str | None = None
     summary: str | None = None
@@ -270,8 +271,11 @@ class ClaudeState(RunningTotals):
                 if isinstance(block, dict) and block.get("type") == "text" and block.get("text"):
                     self.assistant_title = one_line_title(str(block["text"]))
                     break
+        model = message.get("model")
+        if isinstance(model, str) and model and model != "<synthetic>":
+            self.model = model[:200]
         usage = message.get("usage")
-        if not isinstance(usage, dict) or message.get("model") == "<synthetic>":
+        if not isinstance(usage, dict) or model == "<synthetic>":
             return
         total = usage_total(usage)
         msg_id = message.get("id")

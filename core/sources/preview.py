@@ -178,6 +178,16 @@ def codex_message(
     )
 
 
+Converter = Callable[[dict[str, Any], int, str], "Message | None"]
+
+
+def converter(source: str, prompts_in_items: bool = False) -> Converter:
+    """The line-to-message function of an agent's transcript format."""
+    if source == claude.SOURCE:
+        return claude_message
+    return functools.partial(codex_message, prompts_in_items=prompts_in_items)
+
+
 def read_page(
     path: str,
     source: str,
@@ -191,11 +201,7 @@ def read_page(
     ``prompts_in_items``: take a Codex rollout's prompts from its user response
     items (``codex exec`` writes no user_message events).
     """
-    convert: Callable[[dict[str, Any], int, str], Message | None] = (
-        claude_message
-        if source == claude.SOURCE
-        else functools.partial(codex_message, prompts_in_items=prompts_in_items)
-    )
+    convert = converter(source, prompts_in_items)
     page = PreviewPage()
     if before == 0:
         return page

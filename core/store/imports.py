@@ -261,13 +261,22 @@ class ImportsRepository:
 
     async def source_path(self, conversation_id: str) -> str | None:
         """The transcript file another agent wrote for this session (the newest), or None."""
+        found = await self.source_file(conversation_id)
+        return found[0] if found is not None else None
+
+    async def source_file(self, conversation_id: str) -> tuple[str, str | None] | None:
+        """``(path, model)`` of this session's newest transcript file, or None.
+
+        ``model`` is the one the importer saw last (kept in its running state).
+        """
         rows = await self._db.fetch_all(
-            "SELECT path FROM source_files WHERE conversation_id = ?"
-            " ORDER BY mtime_ns DESC LIMIT 1",
+            "SELECT path, json_extract(parse_state, '$.model') AS model FROM source_files"
+            " WHERE conversation_id = ? ORDER BY mtime_ns DESC LIMIT 1",
             (conversation_id,),
         )
         for r in rows:
-            return str(r["path"])
+            model = r["model"]
+            return str(r["path"]), model if isinstance(model, str) and model else None
         return None
 
     async def save_report(self, at_us: int, report: str, keep: int = 20) -> None:

@@ -89,6 +89,16 @@ class MessagesRepository:
             "UPDATE sessions SET turns = turns + 1 WHERE conversation_id = ?", (conversation_id,)
         )
 
+    async def find_before(self, conversation_id: str, text: str, before: int | None) -> int | None:
+        """``seq`` of the newest message before ``before`` whose content holds ``text``
+        (case-insensitive for ASCII letters, as SQLite's ``lower``), or None."""
+        row = await self._db.fetch_one(
+            "SELECT seq FROM messages WHERE conversation_id = ? AND seq < ?"
+            " AND instr(lower(content), lower(?)) > 0 ORDER BY seq DESC LIMIT 1",
+            (conversation_id, before if before is not None else 2**63 - 1, text),
+        )
+        return int(row["seq"]) if row is not None else None
+
     async def recent(
         self, conversation_id: str, limit: int, before: MessageCursor | None = None
     ) -> tuple[list[Message], MessageCursor | None]:
