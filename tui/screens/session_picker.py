@@ -194,6 +194,14 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         ),
         Binding("f1", "help", "Help", id="picker.help", tooltip="List every key"),
         Binding(
+            "ctrl+t",
+            "transcript",
+            "Transcript",
+            id="picker.transcript",
+            priority=True,
+            tooltip="Read the highlighted session's whole conversation, with its details",
+        ),
+        Binding(
             "ctrl+o",
             "expand_message",
             "Expand",
@@ -433,6 +441,15 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     def action_expand_message(self) -> None:
         self.preview.toggle_expanded()
+
+    def action_transcript(self) -> None:
+        session = self.sessions.highlighted_session
+        if session is None:
+            self.notify("No session highlighted.", timeout=2)
+            return
+        from tui.screens.transcript import TranscriptScreen  # deferred: opened on demand
+
+        self.app.push_screen(TranscriptScreen(self.orchestrator, session, self.clock))
 
     # --- open: back into the real session ----------------------------------
 

@@ -45,7 +45,12 @@ class LinesKeptMarkdown(Markdown):
                     child.type = "hardbreak"
 
 
-def _quiet_line(message: Message, name: str, number: int, now: datetime) -> Text:
+def _where(number: int | None, message: Message, now: datetime) -> str:
+    """``#3 · 2m ago`` (no number when the message's place is not known)."""
+    return (f"#{number} · " if number is not None else "") + fmt.ago(message.created_at, now)
+
+
+def _quiet_line(message: Message, name: str, number: int | None, now: datetime) -> Text:
     """``▸ Bash: ls -la  #3 · 2m ago``, dim: there to be skipped over."""
     summary = first_line(message.content, 90)
     if summary.startswith(f"{name}:") or summary.startswith(f"{name} "):
@@ -55,7 +60,7 @@ def _quiet_line(message: Message, name: str, number: int, now: datetime) -> Text
     line.append(name, "bold")
     if summary:
         line.append(f": {summary}")
-    line.append(f"  #{number} · {fmt.ago(message.created_at, now)}")
+    line.append(f"  {_where(number, message, now)}")
     return line
 
 
@@ -67,9 +72,10 @@ def _is_bare_call(message: Message, name: str) -> bool:
 
 
 def message_renderable(
-    message: Message, now: datetime, *, number: int, expanded: bool = False
+    message: Message, now: datetime, *, number: int | None, expanded: bool = False
 ) -> RenderableType:
-    """A role label with the message's number in the conversation, then its content.
+    """A role label with the message's number in the conversation (None: not known),
+    then its content.
 
     ``expanded``: the whole text; otherwise cut after :data:`MAX_MESSAGE_LINES`.
     """
@@ -78,7 +84,7 @@ def message_renderable(
         return _quiet_line(message, name, number, now)
     label = Text()
     label.append(message.role.value, ROLE_STYLES[message.role])
-    label.append(f"  #{number} · {fmt.ago(message.created_at, now)}", "dim")
+    label.append(f"  {_where(number, message, now)}", "dim")
     text = visible(message.content)
     body, hidden = (text, 0) if expanded else clip_lines(text, MAX_MESSAGE_LINES)
     parts: list[RenderableType] = [
