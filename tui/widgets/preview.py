@@ -141,7 +141,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self._older_cursor: str | None = None
         # Long messages shown whole (ctrl+o), until toggled back.
         self.expanded = False
-        self._shown: tuple[Session, MessagePage, Run | None] | None = None
+        self._shown: tuple[Session, MessagePage] | None = None  # what ctrl+o redraws
         self._live = LiveReply()
         self._follow_end = True
         self._newer = 0
@@ -266,7 +266,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             header.append(" · last run cancelled", "yellow")
         header.append(f"\n{session.conversation_id}", "dim")
         self.header.update(header)
-        self._shown = (session, page, run)
+        self._shown = (session, page)
         self._render_messages(session, page, now)
         self._on_page = {(m.role, m.run_id) for m in page.messages if m.run_id}
         same = self.session is not None and (
@@ -317,7 +317,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         """Show long messages whole, or cut again (the scroll position is kept)."""
         self.expanded = not self.expanded
         if self._shown is not None:
-            session, page, _run = self._shown
+            session, page = self._shown
             self._follow_end = False
             self._render_messages(session, page, self._clock())
 
