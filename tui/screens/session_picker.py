@@ -199,6 +199,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             "Transcript",
             id="picker.transcript",
             priority=True,
+            show=False,  # kept out of the crowded footer: help and the palette list it
             tooltip="Read the highlighted session's whole conversation, with its details",
         ),
         Binding(
@@ -207,6 +208,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             "Expand",
             id="picker.expand_message",
             priority=True,
+            show=False,
             tooltip="Show long messages in the preview whole, or cut again",
         ),
     ]
