@@ -29,7 +29,7 @@ SEQ = re.compile(r"#(\d+) ·")
 
 
 def preview_seqs(app: object) -> list[int]:
-    """Message numbers shown in the preview, top to bottom."""
+    """Message numbers shown in the preview, top to bottom (#1 is a conversation's first)."""
     return [int(n) for n in SEQ.findall(widget_text(preview(app), "#preview-messages"))]  # type: ignore[arg-type]
 
 
@@ -48,7 +48,7 @@ async def test_first_page_is_newest_first_and_previews_the_top_row(
         assert demo_id(0) in header
         assert "Review the retry logic" in header
         page = await app.orchestrator.recent_messages(demo_id(0), 6)  # type: ignore[union-attr]
-        assert preview_seqs(app) == sorted(m.seq for m in page.messages)
+        assert preview_seqs(app) == sorted(m.seq + 1 for m in page.messages)  # seq counts from 0
 
 
 async def test_down_and_up_move_the_highlight_and_the_preview_follows(
@@ -66,7 +66,9 @@ async def test_down_and_up_move_the_highlight_and_the_preview_follows(
             assert listed.highlighted == expected
             assert demo_id(expected) in widget_text(preview(app), "#preview-header")
             page = await orch.recent_messages(demo_id(expected), 6)
-            assert preview_seqs(app) == sorted(m.seq for m in page.messages)
+            assert preview_seqs(app) == sorted(
+                m.seq + 1 for m in page.messages
+            )  # seq counts from 0
             shown = widget_text(preview(app), "#preview-messages")
             assert page.messages[0].content.splitlines()[0] in shown
         await pilot.press("up", "up")
@@ -269,9 +271,11 @@ async def test_tool_calls_collapse_to_one_line(demo_dir: Path, make_app: AppFact
     async with app.run_test(size=(160, 48)) as pilot:
         await started(pilot)
         text = widget_text(preview(app), "#preview-messages")
-        tool_lines = [line for line in text.splitlines() if line.startswith("tool ")]
+        # One quiet line each: the marker, the tool, the gist; no role label of its own.
+        tool_lines = [line for line in text.splitlines() if line.startswith("▸ ")]
         assert tool_lines
-        assert all("▸" in line and ": ok" in line for line in tool_lines)
+        assert all(": ok" in line for line in tool_lines if "result" in line)
+        assert not any(line.startswith("tool ") for line in text.splitlines())
         assert picker(app).preview_size == 100
 
 

@@ -94,7 +94,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
 
     DEFAULT_CSS = """
     PreviewPane { height: 1fr; padding: 0 1; }
-    PreviewPane > #preview-header { dock: top; padding-bottom: 1; background: $surface; }
+    PreviewPane > #preview-header { dock: top; padding-bottom: 1; }
     PreviewPane > .preview-message { margin-bottom: 1; }
     PreviewPane > #preview-run { margin: 1 0 0 0; }
     PreviewPane > #preview-live { color: $text-success; }
