@@ -170,7 +170,8 @@ class ImportsRepository:
                 " title, parent_id, source, created_at, last_interacted_at, turns, message_count,"
                 " token_count, bytes_on_disk, context_tokens, context_limit, warmup,"
                 " context_known, context_estimated)"
-                " VALUES (?, ?, 'standard', 'idle', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, 'standard', 'idle',"
+                " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         s.conversation_id,
