@@ -93,7 +93,7 @@ async def test_messages_are_numbered_in_order_not_by_byte_offset(
         for n in (3, 4, 5, 6):
             assert f"#{n} " in shown
         assert "#1 " not in shown
-        await pilot.press("left_square_bracket")
+        await pilot.press("alt+up")
         await wait_until(pilot, lambda: "#1 " in _messages(app), what="the older page")
         assert "#2 " in _messages(app)
         assert "#3 " not in _messages(app)
