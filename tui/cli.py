@@ -99,7 +99,9 @@ async def cmd_sessions_show(orch: AgentOrchestrator, args: argparse.Namespace) -
         return EXIT_OK
     from tui import render
 
-    render.session_detail(render.make_console(), session, page, orch.clock())
+    render.session_detail(
+        render.make_console(), session, page, orch.clock(), newest=args.cursor is None
+    )
     return EXIT_OK
 
 

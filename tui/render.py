@@ -130,7 +130,14 @@ def _write(console: Console, lines: Sequence[str]) -> None:
     console.file.flush()
 
 
-def session_detail(console: Console, session: Session, page: MessagePage, now: datetime) -> None:
+def session_detail(
+    console: Console, session: Session, page: MessagePage, now: datetime, *, newest: bool = True
+) -> None:
+    """The session and a page of its messages, oldest first.
+
+    ``newest``: the page is the newest one, so its messages are numbered in
+    conversation order (``#1`` is the first); an older page's place is not known.
+    """
     console.print(
         Text.assemble(
             (session.conversation_id, "bold"),
@@ -139,10 +146,12 @@ def session_detail(console: Console, session: Session, page: MessagePage, now: d
         )
     )
     console.print(Text(shown(session.title), style="italic"))
-    for message in reversed(page.messages):  # oldest of the page first, like a transcript
+    total = max(session.metrics.messages, len(page.messages))
+    for back, message in reversed(list(enumerate(page.messages))):  # oldest of the page first
         tool = fmt.tool_label(message)
         label = message.role.value + (f" ({tool})" if tool else "")
-        console.print(Text(f"\n{label} · #{message.seq}", style="bold cyan"))
+        number = f" · #{total - back}" if newest else ""
+        console.print(Text(f"\n{label}{number}", style="bold cyan"))
         console.print(Text(shown(message.content)))
     if page.next_cursor:
         console.print(
