@@ -37,7 +37,38 @@ _PROMPTS = [
     "Check the new rate limiter against the load-test numbers",
     "Draft release notes for 4.2 from the merged pull requests",
     "Trace the memory growth in the websocket gateway",
+    # A prime count of prompts: a title comes back only every 37 rows.
+    "Port the billing cron jobs to the task queue",
+    "Explain why the cache hit rate dropped after Tuesday's deploy",
+    "Add structured logging to the checkout service",
+    "Split the monolithic settings page into tabs",
+    "Audit the IAM roles the CI runner assumes",
+    "Make the search endpoint paginate with keyset cursors",
+    "Reproduce the crash on Android 12 when the camera opens",
+    "Write a runbook for rotating the database credentials",
+    "Benchmark JSON parsing in the ingest worker",
+    "Remove the feature flag for the new onboarding flow",
+    "Find the N+1 queries on the orders page",
+    "Upgrade the Terraform AWS provider to v5",
+    "Sketch an API for bulk-editing user roles",
+    "Fix the timezone bug in the weekly report",
+    "Tighten the Content-Security-Policy headers",
+    "Triage the crash reports from the 4.2 beta",
+    "Convert the build scripts from Make to just",
+    "Review the error budget policy draft",
+    "Add a dark mode toggle to the web console",
+    "Shrink the Docker image of the API service",
+    "Investigate the slow cold start of the lambda",
+    "Write integration tests for the webhook retries",
+    "Document the event schema for the analytics pipeline",
+    "Replace the hand-rolled CSV parser",
+    "Check the accessibility of the sign-up form",
+    "Move the notes on the incident into a postmortem",
+    "Profile the image resizer under load",
 ]
+# How full a demo session's context is, as a share of its window: every meter
+# level appears (ok under 70%, warn, hand-off from 85%, forced from 95%).
+_CONTEXT_SHARES = [0.02, 0.08, 0.15, 0.3, 0.45, 0.6, 0.72, 0.78, 0.87, 0.91, 0.96, 0.99]
 _FOLLOW_UPS = [
     "Good. Now apply the smallest fix and show the diff.",
     "Add a test that fails without that change.",
@@ -115,6 +146,9 @@ def generate(
                     count_tokens(content),
                 )
             )
+        limit = builtin_agents()[agent].context_limit
+        share = _CONTEXT_SHARES[rng.randrange(len(_CONTEXT_SHARES))]
+        used = max(sum(m.token_count for m in messages), round(limit * share))
         session = NewSession(
             conversation_id=cid,
             agent_id=agent,
@@ -122,14 +156,14 @@ def generate(
             cwd=cwd,
             title=prompt,
             created_us=created_us,
-            context_limit=builtin_agents()[agent].context_limit,
+            context_limit=limit,
             git_branch=branch,
         )
         status = RunStatus.FAILED if index % 13 == 5 else RunStatus.COMPLETED
         # The state as if the run completed: demo data (and the snapshots drawn from it)
         # predate the rule that a detached session whose run failed rests idle.
         state = ready_state(mode, RunStatus.COMPLETED)
-        yield FinishedSession(session, messages, last_us, state, status)
+        yield FinishedSession(session, messages, last_us, state, status, used)
 
 
 async def fill(

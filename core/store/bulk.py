@@ -45,3 +45,11 @@ class BulkRepository:
             )
             for f in sessions:
                 await self._messages.append_in(db, f.session.conversation_id, f.messages)
+            reported = [
+                (f.context_tokens, f.session.conversation_id)
+                for f in sessions
+                if f.context_tokens is not None
+            ]
+            await db.executemany(
+                "UPDATE sessions SET context_tokens = ? WHERE conversation_id = ?", reported
+            )

@@ -95,6 +95,8 @@ class FinishedSession:
     last_interacted_us: int
     state: SessionState
     last_run_status: RunStatus | None = RunStatus.COMPLETED
+    # What the agent reported its context holds; None counts the messages' tokens.
+    context_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

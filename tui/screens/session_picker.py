@@ -26,7 +26,7 @@ from textual.widgets import Footer, Input, Static
 from core.clock import Clock, system_clock
 from core.errors import CwdMissing, DelegateError, DismissRefused
 from core.events import HistoryEvent
-from core.models import Session, SessionPage, SessionScope, SessionState
+from core.models import SearchPage, SearchResult, Session, SessionScope, SessionState
 from core.orchestrator import AgentOrchestrator
 from core.reopen import ReopenPlan, opens_interactively, reopen_plan, run_attached
 from tui import formatting as fmt
@@ -53,6 +53,7 @@ from tui.widgets.background_import import BackgroundImport, ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS, Dismissals
 from tui.widgets.filter_bar import DEBOUNCE_SECONDS, FilterBar
 from tui.widgets.history import HistoryCell, HistoryTimeline
+from tui.widgets.list_header import ListHeader
 from tui.widgets.live_rows import LiveRows
 from tui.widgets.preview import QUIET_SECONDS, PreviewPane
 from tui.widgets.session_list import PAGE_SIZE, SessionList
@@ -215,6 +216,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     status = getters.query_one(StatusPanel)
     filter_bar = getters.query_one(FilterBar)
+    list_header = getters.query_one(ListHeader)
     sessions = getters.query_one(SessionList)
     empty_state = getters.query_one("#empty-state", Static)
     preview = getters.query_one(PreviewPane)
@@ -257,6 +259,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._disconnect: Callable[[], None] = lambda: None
         self._detached = False
         self._total_sessions = 0
+        self._listed_total: int | None = None  # what the list covers, without a search
 
     # --- layout ----------------------------------------------------------
 
@@ -269,7 +272,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         yield StatusPanel(self._load_status, id="status")
         with Horizontal(id="body"):
             with Vertical(id="left"):
-                yield FilterBar(self._count_matches, debounce=self.filter_debounce)
+                yield FilterBar(debounce=self.filter_debounce)
+                yield ListHeader()
                 yield SessionList(
                     self._fetch_page,
                     self.clock,
@@ -310,11 +314,25 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     # --- what the widgets ask of the orchestrator ------------------------
 
-    async def _fetch_page(self, limit: int, cursor: str | None, query: str | None) -> SessionPage:
-        return await self.orchestrator.list_sessions(limit, cursor, query=query, scope=_LISTED)
+    async def _fetch_page(self, limit: int, cursor: str | None, query: str | None) -> SearchPage:
+        """A search's page of ranked results, or without a query a page of the list."""
+        if query:
+            return await self.orchestrator.search_sessions(query, limit, cursor)
+        page = await self.orchestrator.list_sessions(limit, cursor, scope=_LISTED)
+        results = [SearchResult(session=s) for s in page.sessions]
+        return SearchPage(results=results, next_cursor=page.next_cursor)
 
-    async def _count_matches(self, query: str) -> int:
-        return await self.orchestrator.count_sessions(query=query, scope=_LISTED)
+    @work(group="list-total", name="counting sessions", exclusive=True, exit_on_error=False)
+    async def _count_listed(self) -> None:
+        self._listed_total = await self.orchestrator.count_sessions(scope=_LISTED)
+        self._show_position()
+
+    def _show_position(self) -> None:
+        listed = self.sessions
+        total = None if listed.filter_query else self._listed_total
+        self.list_header.show_position(
+            listed.highlighted, len(listed.sessions), total, listed.has_more
+        )
 
     async def _load_status(self) -> tuple[dict[str, int], list[Session]]:
         counts = await self.orchestrator.status_counts()
@@ -337,7 +355,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     @on(StatusPanel.Updated)
     def _status_updated(self, event: StatusPanel.Updated) -> None:
         self._total_sessions = event.snapshot.total
-        self.filter_bar.set_total(self._total_sessions)
+        self._count_listed()
         self._update_empty_state()
 
     def _update_empty_state(self) -> None:
@@ -357,6 +375,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @on(SessionList.Loaded)
     def _list_loaded(self, event: SessionList.Loaded) -> None:
+        listed = self.sessions
+        if listed.filter_query:
+            self.filter_bar.show_matches(len(listed.sessions), listed.has_more)
+        self._show_position()
         if not event.first:
             return
         if self._import_after_first_page:
@@ -364,13 +386,20 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             self.call_after_refresh(self.background_import.start)
         if not self.sessions.sessions:
             self.preview.show_empty(
-                "No session matches the filter." if self.sessions.filter_query else "No sessions."
+                "No session matches the search." if self.sessions.filter_query else "No sessions."
             )
         self._update_empty_state()
 
     @on(SessionList.Highlighted)
     def _highlighted(self, event: SessionList.Highlighted) -> None:
         self.preview.preview(event.session)
+        self._show_position()
+
+    @on(SessionList.QueryRefused)
+    def _query_refused(self, event: SessionList.QueryRefused) -> None:
+        self.filter_bar.show_refusal(event.error.message)
+        self.preview.show_empty("The search cannot run: see the note under the field.")
+        self._show_position()
 
     def _preview_highlighted(self) -> None:
         """Preview whatever is highlighted now (the row under the cursor may have changed
@@ -636,7 +665,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.sessions.insert_session(session, 0)
         self.sessions.highlighted = 0
         self._total_sessions += 1
-        self.filter_bar.set_total(self._total_sessions)
+        self._count_listed()
         self._update_empty_state()
 
     # --- dismiss (with an undo window) -----------------------------------
@@ -743,6 +772,11 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             return
         listed = self.sessions
         shown = listed.highlighted_session
+        if listed.filter_query:
+            # A search's ranking can change with any session: run it again.
+            listed.reload(shown.conversation_id if shown else None)
+            self.refresh_status()
+            return
         for cid in event.removed:
             listed.remove_session(cid)
         top = listed.sessions[0].last_interacted_at if listed.sessions else None
@@ -751,8 +785,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             cid = session.conversation_id
             if listed.index_of(cid) is not None:
                 listed.replace_session(session)
-            elif self.dismissals.is_pending(cid) or listed.filter_query:
-                continue  # hidden while its dismissal can be undone, or maybe by the filter
+            elif self.dismissals.is_pending(cid):
+                continue  # hidden while its dismissal can be undone
             elif top is None or session.last_interacted_at >= top:
                 arrived.append(session)
         for session in sorted(arrived, key=lambda s: s.last_interacted_at):

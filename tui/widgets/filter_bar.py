@@ -1,15 +1,14 @@
-"""The filter box and the note under it: owns the query, debounced.
+"""The search field and the note under it: owns the query, debounced.
 
 Typing restarts a short wait; only the text still there when it ends becomes
 the query (:class:`FilterBar.Changed`), so the store is not asked once per key.
-The wait and the match count run as exclusive workers: a newer keystroke
-cancels the wait, a newer query cancels the count still in flight.
+The wait runs as an exclusive worker: a newer keystroke cancels it. The note
+says how many sessions the search found, or why the query cannot run.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 
 from rich.text import Text
 from textual import events, getters, on, work
@@ -18,16 +17,15 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Static
 
+from tui.safe_text import visible
 from tui.workers import ForwardsWorkerErrors
-
-MatchCounter = Callable[[str], Awaitable[int]]
 
 # Long enough to swallow a burst of typing, short enough to feel immediate.
 DEBOUNCE_SECONDS = 0.15
 
 
 class FilterBar(ForwardsWorkerErrors, Vertical):
-    """``/ filter`` input plus "N of M match 'q' · K hidden by the filter"."""
+    """The search input plus "N sessions match 'q'" or the reason it cannot run."""
 
     DEFAULT_CSS = """
     FilterBar { height: auto; }
@@ -53,24 +51,18 @@ class FilterBar(ForwardsWorkerErrors, Vertical):
             super().__init__()
             self.key = key  # "up", "down", "pageup" or "pagedown"
 
-    def __init__(
-        self,
-        count_matches: MatchCounter,
-        *,
-        debounce: float = DEBOUNCE_SECONDS,
-        id: str | None = None,
-    ) -> None:
+    def __init__(self, *, debounce: float = DEBOUNCE_SECONDS, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._count_matches = count_matches
         self.debounce = debounce
         self.filter_query = ""
-        self.matches: int | None = None
-        self.total = 0
+        # What the search found: None while it runs, else (sessions, more pages).
+        self.matches: tuple[int, bool] | None = None
+        self.refusal: str | None = None  # why the query cannot run
 
     def compose(self) -> ComposeResult:
         # Not selected on focus: text typed elsewhere and forwarded here must add to it.
         yield Input(
-            placeholder="type to search: agent, title, cwd, branch, id",
+            placeholder='type to search: words, "a phrase", prefix*, agent: state: branch: cwd:',
             id="filter",
             select_on_focus=False,
         )
@@ -101,17 +93,9 @@ class FilterBar(ForwardsWorkerErrors, Vertical):
             return
         self.filter_query = query
         self.matches = None
+        self.refusal = None
         self.update_note()
         self.post_message(self.Changed(query))
-        if query:
-            self._count(query)
-
-    @work(group="filter-count", name="counting matches", exclusive=True, exit_on_error=False)
-    async def _count(self, query: str) -> None:
-        matches = await self._count_matches(query)
-        if query == self.filter_query:
-            self.matches = matches
-            self.update_note()
 
     @on(Input.Submitted, "#filter")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -133,9 +117,16 @@ class FilterBar(ForwardsWorkerErrors, Vertical):
         box.cursor_position = len(value)
         box.focus()
 
-    def set_total(self, total: int) -> None:
-        """How many reusable sessions there are (for "N of M match")."""
-        self.total = total
+    def show_matches(self, sessions: int, more: bool) -> None:
+        """The search found ``sessions`` so far; ``more`` when further pages remain."""
+        self.matches = (sessions, more)
+        self.refusal = None
+        self.update_note()
+
+    def show_refusal(self, reason: str) -> None:
+        """The query cannot run: ``reason`` (what to type instead) under the field."""
+        self.matches = None
+        self.refusal = reason
         self.update_note()
 
     def update_note(self) -> None:
@@ -143,12 +134,18 @@ class FilterBar(ForwardsWorkerErrors, Vertical):
             self.note.display = False
             return
         text = Text()
-        if self.matches is None:
-            text.append("filtering…", "dim")
+        if self.refusal is not None:
+            text.append("✗ ", "bold red")
+            text.append(visible(self.refusal), "red")
+            text.append(" · esc clears", "dim")
+        elif self.matches is None:
+            text.append("searching…", "dim")
         else:
-            hidden = self.total - self.matches
-            text.append(f"{self.matches} of {self.total} match ", "bold")
+            found, more = self.matches
+            count = f"{found:,}+" if more else f"{found:,}"
+            verb = "matches" if found == 1 and not more else "match"
+            text.append(f"{count} session{'' if count == '1' else 's'} {verb} ", "bold")
             text.append(repr(self.filter_query))
-            text.append(f" · {hidden} hidden by the filter · esc clears", "dim")
+            text.append(" · esc clears", "dim")
         self.note.update(text)
         self.note.display = True

@@ -3,78 +3,41 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 
-from rich.console import Group
-from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.cache import LRUCache
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from core.clock import Clock
-from core.models import RunStatus, Session, SessionPage, SessionState
-from tui import formatting as fmt
-from tui.safe_text import first_line
-from tui.widgets.context_meter import meter_text
+from core.errors import InvalidRequest
+from core.models import SearchPage, SearchResult, SearchSnippet, Session
+from tui.widgets.session_row import HIGHLIGHT_STYLE, session_row
 from tui.workers import ForwardsWorkerErrors
 
-# (rows per page, cursor or None for the first page, filter query or None) -> a page
-PageFetcher = Callable[[int, str | None, str | None], Awaitable[SessionPage]]
+__all__ = ["HIGHLIGHT_STYLE", "PAGE_SIZE", "PageFetcher", "SessionList", "session_row"]
+
+# (rows per page, cursor or None for the first page, search query or None) -> a page;
+# without a query every result's snippet is None.
+PageFetcher = Callable[[int, str | None, str | None], Awaitable[SearchPage]]
 PAGE_SIZE = 25
 # Load the next page when the highlight comes this close to the last loaded row.
 PREFETCH_ROWS = 10
 # Rendered rows kept for repainting (OptionList keeps 2,048): a few screens' worth.
 RENDER_CACHE_ROWS = 128
-
-STATE_BADGES = {
-    SessionState.IDLE: ("idle", "green"),
-    SessionState.RUNNING: ("running", "bold yellow"),
-    SessionState.PENDING: ("pending", "magenta"),
-    SessionState.READY: ("ready", "bold cyan"),
-    SessionState.HANDED_OFF: ("handed-off", "dim"),
-}
-
-
-def session_row(session: Session, now: datetime) -> Group:
-    """Line 1: badge, agent, title. Line 2: where, age, turns, context meter.
-
-    Each line is cut with an ellipsis rather than wrapped, so rows keep two lines.
-    """
-    label, style = STATE_BADGES[session.state]
-    top = Text(no_wrap=True, overflow="ellipsis")
-    top.append(f"{label:<8} ", style)
-    top.append(f"{session.agent_id:<11}", "bold")
-    # The source matters only when it says more than the agent does.
-    if session.source not in ("delegate", session.agent_id):
-        top.append(f"({session.source}) ", "dim")
-    top.append(" ")
-    if session.parent_id:
-        top.append("↳ ", "dim")  # a sub-agent of another session
-    top.append(first_line(session.title or "(untitled)", 160))
-    if session.last_run_status is RunStatus.FAILED:
-        top.append("  ✗ last run failed", "red")
-    elif session.last_run_status is RunStatus.INTERRUPTED:
-        top.append("  ⚠ last run interrupted", "dark_orange")
-    elif session.last_run_status is RunStatus.CANCELLED:
-        top.append("  ■ last run cancelled", "yellow")
-    bottom = Text(no_wrap=True, overflow="ellipsis")
-    bottom.append(" " * 9)
-    bottom.append(f"{fmt.ago(session.last_interacted_at, now):>8} · ", "dim")
-    bottom.append_text(meter_text(session.context, bar_width=0))
-    turns = session.metrics.turns
-    bottom.append(f" · {turns} turn{'' if turns == 1 else 's'} · ", "dim")
-    where = session.cwd + (f" · {session.git_branch}" if session.git_branch else "")
-    bottom.append(first_line(where, 80), "dim")
-    return Group(top, bottom)
+# Rows turn to one line when fewer than this many two-line rows would fit.
+MIN_VISIBLE_SESSIONS = 8
 
 
 class SessionList(ForwardsWorkerErrors, OptionList):
-    """Reusable sessions, newest first; the next keyset page loads near the end."""
+    """Reusable sessions (or search results, best first); the next keyset page
+    loads near the end."""
 
     DEFAULT_CSS = """
     SessionList { height: 1fr; border: none; padding: 0; }
+    /* Focus shows in the highlight's colour, never a border: the rows stay put. */
+    SessionList:focus { border: none; }
     SessionList > .option-list--option { padding: 0 1; }
     """
 
@@ -100,6 +63,13 @@ class SessionList(ForwardsWorkerErrors, OptionList):
             self.first = first
             self.count = count
 
+    class QueryRefused(Message):
+        """The search query cannot run (the list is empty); ``error`` says why."""
+
+        def __init__(self, error: InvalidRequest) -> None:
+            super().__init__()
+            self.error = error
+
     def __init__(
         self,
         fetch: PageFetcher,
@@ -120,6 +90,9 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         self._is_hidden = is_hidden
         self.filter_query = ""
         self.sessions: list[Session] = []
+        # The matching snippet of each search result, by conversation id.
+        self.snippets: dict[str, SearchSnippet] = {}
+        self.compact = False  # one-line rows (a short list)
         self._next_cursor: str | None = None
         self._loading = False
         self._generation = 0
@@ -140,32 +113,51 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         self._load(None, self._generation, keep)
 
     def set_query(self, query: str) -> None:
-        """Show only the sessions matching ``query`` ("" shows every session)."""
+        """Show the sessions ``query`` finds, best first ("" shows every session)."""
         self.filter_query = query
         self.reload()
+
+    def _row(self, session: Session) -> Option:
+        snippet = self.snippets.get(session.conversation_id)
+        prompt = session_row(session, self._clock(), snippet=snippet, compact=self.compact)
+        return Option(prompt, id=session.conversation_id)
 
     @work(group="session-pages", name="loading sessions", exclusive=True, exit_on_error=False)
     async def _load(self, cursor: str | None, generation: int, keep: str | None = None) -> None:
         self._loading = True
         try:
             page = await self._fetch(self.page_size, cursor, self.filter_query or None)
+        except InvalidRequest as refused:
+            if generation == self._generation:
+                self._show([], None, first=True, keep=None)
+                self.post_message(self.QueryRefused(refused))
+            return
         finally:
             self._loading = False
         if generation != self._generation:
             return  # a newer reload superseded this page
-        now = self._clock()
-        shown = [s for s in page.sessions if not self._is_hidden(s.conversation_id)]
-        options = [Option(session_row(s, now), id=s.conversation_id) for s in shown]
-        first = cursor is None
+        self._show(page.results, page.next_cursor, first=cursor is None, keep=keep)
+
+    def _show(
+        self, results: list[SearchResult], next_cursor: str | None, *, first: bool, keep: str | None
+    ) -> None:
+        shown = [r for r in results if not self._is_hidden(r.session.conversation_id)]
         if first:
-            self.sessions = shown
+            self.snippets.clear()
+        for result in shown:
+            if result.snippet is not None:
+                self.snippets[result.session.conversation_id] = result.snippet
+        sessions = [r.session for r in shown]
+        options = [self._row(s) for s in sessions]
+        if first:
+            self.sessions = sessions
             self.set_options(options)
             index = next((i for i, s in enumerate(self.sessions) if s.conversation_id == keep), 0)
             self.highlighted = index if self.sessions else None
         else:
-            self.sessions.extend(shown)
+            self.sessions.extend(sessions)
             self.add_options(options)
-        self._next_cursor = page.next_cursor
+        self._next_cursor = next_cursor
         self.post_message(self.Loaded(first, len(shown)))
 
     def _maybe_load_more(self) -> None:
@@ -173,6 +165,18 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         if near_end and self._next_cursor and not self._loading:
             self._loading = True
             self._load(self._next_cursor, self._generation)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Two-line rows while at least ``MIN_VISIBLE_SESSIONS`` of them fit, else one."""
+        compact = event.size.height < 2 * MIN_VISIBLE_SESSIONS
+        if compact != self.compact:
+            self.compact = compact
+            self._rerender()
+
+    def _rerender(self) -> None:
+        keep = self.highlighted
+        self.set_options([self._row(s) for s in self.sessions])
+        self.highlighted = keep
 
     @on(OptionList.OptionHighlighted)
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -194,7 +198,7 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         for index, known in enumerate(self.sessions):
             if known.conversation_id == session.conversation_id:
                 self.sessions[index] = session
-                self.replace_option_prompt_at_index(index, session_row(session, self._clock()))
+                self.replace_option_prompt_at_index(index, self._row(session).prompt)
                 return
 
     def index_of(self, conversation_id: str) -> int | None:
@@ -222,8 +226,7 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         keep = self.highlighted_session
         self.remove_session(session.conversation_id)
         self.sessions.insert(min(index, len(self.sessions)), session)
-        now = self._clock()
-        self.set_options([Option(session_row(s, now), id=s.conversation_id) for s in self.sessions])
+        self.set_options([self._row(s) for s in self.sessions])
         target = keep.conversation_id if keep else session.conversation_id
         self.highlighted = next(
             (i for i, s in enumerate(self.sessions) if s.conversation_id == target), 0

@@ -1,0 +1,145 @@
+"""How one session reads in the list: badge, agent, title, age, meter, and the
+snippet a search matched, with the matched words highlighted.
+
+Quiet states, loud signals: an ``idle`` session is dim; ``ready``, ``running``,
+``pending`` and a meter past the warn level carry the colour.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.console import Group
+from rich.text import Text
+
+from core.models import RunStatus, SearchSnippet, Session, SessionState
+from core.tokens import meter_level
+from tui import formatting as fmt
+from tui.safe_text import first_line, visible
+from tui.widgets.context_meter import LEVEL_STYLES, meter_text
+
+STATE_BADGES = {
+    SessionState.IDLE: ("idle", "dim"),
+    SessionState.RUNNING: ("running", "bold yellow"),
+    SessionState.PENDING: ("pending", "bold magenta"),
+    SessionState.READY: ("ready", "bold cyan"),
+    SessionState.HANDED_OFF: ("handed-off", "dim"),
+}
+# The words a search matched, inside the snippet shown under the row.
+HIGHLIGHT_STYLE = "bold black on yellow"
+SNIPPET_ROLES = {"title": "title", "user": "prompt", "assistant": "reply"}
+INDENT = " " * 9  # under the title column's start, past the badge
+CHILD_INDENT = "  "  # a sub-agent's row sits this far right of its parent's
+
+
+def _top_line(session: Session, child: bool) -> Text:
+    label, style = STATE_BADGES[session.state]
+    top = Text(no_wrap=True, overflow="ellipsis")
+    if child:
+        top.append(CHILD_INDENT)
+    top.append(f"{label:<8} ", style)
+    top.append(f"{session.agent_id:<11}", "dim" if session.state is SessionState.IDLE else "bold")
+    # The source matters only when it says more than the agent does.
+    if session.source not in ("delegate", session.agent_id):
+        top.append(f"({session.source}) ", "dim")
+    top.append(" ")
+    if child:
+        top.append("↳ ", "dim")  # a sub-agent of the row above
+    top.append(first_line(session.shown_title or "(untitled)", 160))
+    return top
+
+
+def _signals(session: Session, expanded: bool | None) -> Text:
+    """What follows the title: the sub-agents folded under it, the last run's trouble."""
+    text = Text()
+    if expanded is not None and session.child_count:
+        arrow = "▾" if expanded else "▸"
+        plural = "" if session.child_count == 1 else "s"
+        text.append(f"  {arrow} {session.child_count} sub-agent{plural}", "cyan")
+    if session.last_run_status is RunStatus.FAILED:
+        text.append("  ✗ last run failed", "red")
+    elif session.last_run_status is RunStatus.INTERRUPTED:
+        text.append("  ⚠ last run interrupted", "dark_orange")
+    elif session.last_run_status is RunStatus.CANCELLED:
+        text.append("  ■ last run cancelled", "yellow")
+    return text
+
+
+def _detail_line(session: Session, now: datetime, child: bool) -> Text:
+    bottom = Text(no_wrap=True, overflow="ellipsis")
+    bottom.append((CHILD_INDENT if child else "") + INDENT)
+    bottom.append(f"{fmt.ago(session.last_interacted_at, now):>8} · ", "dim")
+    bottom.append_text(meter_text(session.context, bar_width=0))
+    turns = session.metrics.turns
+    bottom.append(f" · {turns} turn{'' if turns == 1 else 's'} · ", "dim")
+    where = session.cwd + (f" · {session.git_branch}" if session.git_branch else "")
+    bottom.append(first_line(where, 80), "dim")
+    return bottom
+
+
+def _compact_line(session: Session, now: datetime, child: bool, expanded: bool | None) -> Text:
+    """One line: badge, agent, age, how much context is left, then the title."""
+    label, style = STATE_BADGES[session.state]
+    line = Text(no_wrap=True, overflow="ellipsis")
+    if child:
+        line.append(CHILD_INDENT)
+    line.append(f"{label:<8} ", style)
+    line.append(f"{session.agent_id:<11} ", "dim" if session.state is SessionState.IDLE else "bold")
+    line.append(f"{fmt.ago(session.last_interacted_at, now):>8} ", "dim")
+    context = session.context
+    level = meter_level(context.used_tokens, context.limit_tokens)
+    left = f"{round(context.left_fraction * 100)}% left" if context.limit_tokens else "?"
+    line.append(f"{left:>9} ", LEVEL_STYLES[level] if level != "ok" else "dim")
+    if child:
+        line.append("↳ ", "dim")
+    line.append(first_line(session.shown_title or "(untitled)", 160))
+    line.append_text(_signals(session, expanded))
+    return line
+
+
+def snippet_line(snippet: SearchSnippet, *, child: bool = False) -> Text:
+    """``prompt: …the words around the match…`` with the matched words highlighted.
+
+    Built piece by piece so the spans stay on their words even where a control
+    character is spelled out (``\\x1b`` is four characters on screen, one in the text).
+    """
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append((CHILD_INDENT if child else "") + INDENT)
+    line.append(f"{SNIPPET_ROLES.get(snippet.role, snippet.role)}: ", "dim italic")
+    text, at = snippet.text, 0
+    for span in sorted(snippet.highlights, key=lambda s: s.start):
+        start, end = max(span.start, at), min(span.end, len(text))
+        if start >= end:
+            continue
+        line.append(visible(text[at:start]))
+        line.append(visible(text[start:end]), HIGHLIGHT_STYLE)
+        at = end
+    line.append(visible(text[at:]))
+    return line
+
+
+def session_row(
+    session: Session,
+    now: datetime,
+    *,
+    snippet: SearchSnippet | None = None,
+    compact: bool = False,
+    child: bool = False,
+    expanded: bool | None = None,
+) -> Group:
+    """The row: two lines (one when ``compact``), then the search snippet if any.
+
+    ``expanded`` is None for a row whose sub-agents are not shown as a fold
+    (hidden by the settings, or the row is itself a sub-agent), else whether its
+    sub-agents are listed under it. Each line is cut with an ellipsis, never wrapped.
+    """
+    lines: list[Text] = []
+    if compact:
+        lines.append(_compact_line(session, now, child, expanded))
+    else:
+        top = _top_line(session, child)
+        top.append_text(_signals(session, expanded))
+        lines += [top, _detail_line(session, now, child)]
+    if snippet is not None:
+        lines.append(snippet_line(snippet, child=child))
+    return Group(*lines)
