@@ -161,7 +161,8 @@ async def test_search_results_follow_sessions_another_process_writes(
             lambda: [s.conversation_id for s in session_list(app).sessions] == [ARRIVED_ID],
             what="the new matching session",
         )
-        assert _highlighted_words(_row_lines(screen, 0)[-1]) == ["flaky"]
+        highlighted = [w for line in _row_lines(screen, 0) for w in _highlighted_words(line)]
+        assert highlighted == ["flaky"]
 
 
 async def test_the_position_indicator_counts_the_highlighted_row_against_the_total(
@@ -177,3 +178,17 @@ async def test_the_position_indicator_counts_the_highlighted_row_against_the_tot
         await pilot.press("down", "down")
         await settle(pilot)
         assert "3 / 200" in widget_text(screen, "#list-position")
+
+
+async def test_a_match_in_the_title_is_highlighted_in_the_title_itself(
+    data_dir: Path, make_app: AppFactory
+) -> None:
+    await _two_sessions(data_dir)
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await started(pilot)
+        _search(screen, "release")
+        await wait_until(pilot, lambda: len(session_list(app).sessions) == 1, what="the result")
+        lines = _row_lines(screen, 0)
+        assert len(lines) == 2  # no snippet line repeating the title
+        assert _highlighted_words(lines[0]) == ["release"]

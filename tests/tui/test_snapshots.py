@@ -99,11 +99,11 @@ def test_picker_cursor_moved(
 
 
 def test_filtered(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory) -> None:
-    """'/planner': only planner rows, 'N of 200 match' note, the filter box focused."""
+    """'/migration': ranked search results with their snippets, 'N sessions match', the field focused."""
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
-        await pilot.press(*"planner")
+        await pilot.press(*"migration")
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=MEDIUM, run_before=run_before)

@@ -32,7 +32,38 @@ INDENT = " " * 9  # under the title column's start, past the badge
 CHILD_INDENT = "  "  # a sub-agent's row sits this far right of its parent's
 
 
-def _top_line(session: Session, child: bool) -> Text:
+def _title(session: Session, snippet: SearchSnippet | None) -> Text:
+    """The shown title; a search that matched the title highlights the words in place."""
+    if snippet is not None and snippet.role == "title" and session.name is None:
+        return _highlighted(snippet)
+    return Text(first_line(session.shown_title or "(untitled)", 160))
+
+
+def _highlighted(snippet: SearchSnippet) -> Text:
+    """The snippet's text with its matched words in ``HIGHLIGHT_STYLE``.
+
+    Built piece by piece so the spans stay on their words even where a control
+    character is spelled out (``\\x1b`` is four characters on screen, one in the text).
+    """
+    line = Text()
+    text, at = snippet.text, 0
+    for span in sorted(snippet.highlights, key=lambda s: s.start):
+        start, end = max(span.start, at), min(span.end, len(text))
+        if start >= end:
+            continue
+        line.append(visible(text[at:start]))
+        line.append(visible(text[start:end]), HIGHLIGHT_STYLE)
+        at = end
+    line.append(visible(text[at:]))
+    return line
+
+
+def shows_snippet_line(session: Session, snippet: SearchSnippet | None) -> bool:
+    """Whether the snippet gets a line of its own (not when it is the title on show)."""
+    return snippet is not None and not (snippet.role == "title" and session.name is None)
+
+
+def _top_line(session: Session, child: bool, snippet: SearchSnippet | None) -> Text:
     label, style = STATE_BADGES[session.state]
     top = Text(no_wrap=True, overflow="ellipsis")
     if child:
@@ -45,7 +76,7 @@ def _top_line(session: Session, child: bool) -> Text:
     top.append(" ")
     if child:
         top.append("↳ ", "dim")  # a sub-agent of the row above
-    top.append(first_line(session.shown_title or "(untitled)", 160))
+    top.append_text(_title(session, snippet))
     return top
 
 
@@ -77,7 +108,13 @@ def _detail_line(session: Session, now: datetime, child: bool) -> Text:
     return bottom
 
 
-def _compact_line(session: Session, now: datetime, child: bool, expanded: bool | None) -> Text:
+def _compact_line(
+    session: Session,
+    now: datetime,
+    child: bool,
+    expanded: bool | None,
+    snippet: SearchSnippet | None,
+) -> Text:
     """One line: badge, agent, age, how much context is left, then the title."""
     label, style = STATE_BADGES[session.state]
     line = Text(no_wrap=True, overflow="ellipsis")
@@ -92,29 +129,17 @@ def _compact_line(session: Session, now: datetime, child: bool, expanded: bool |
     line.append(f"{left:>9} ", LEVEL_STYLES[level] if level != "ok" else "dim")
     if child:
         line.append("↳ ", "dim")
-    line.append(first_line(session.shown_title or "(untitled)", 160))
+    line.append_text(_title(session, snippet))
     line.append_text(_signals(session, expanded))
     return line
 
 
 def snippet_line(snippet: SearchSnippet, *, child: bool = False) -> Text:
-    """``prompt: …the words around the match…`` with the matched words highlighted.
-
-    Built piece by piece so the spans stay on their words even where a control
-    character is spelled out (``\\x1b`` is four characters on screen, one in the text).
-    """
+    """``prompt: …the words around the match…`` with the matched words highlighted."""
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append((CHILD_INDENT if child else "") + INDENT)
     line.append(f"{SNIPPET_ROLES.get(snippet.role, snippet.role)}: ", "dim italic")
-    text, at = snippet.text, 0
-    for span in sorted(snippet.highlights, key=lambda s: s.start):
-        start, end = max(span.start, at), min(span.end, len(text))
-        if start >= end:
-            continue
-        line.append(visible(text[at:start]))
-        line.append(visible(text[start:end]), HIGHLIGHT_STYLE)
-        at = end
-    line.append(visible(text[at:]))
+    line.append_text(_highlighted(snippet))
     return line
 
 
@@ -135,11 +160,11 @@ def session_row(
     """
     lines: list[Text] = []
     if compact:
-        lines.append(_compact_line(session, now, child, expanded))
+        lines.append(_compact_line(session, now, child, expanded, snippet))
     else:
-        top = _top_line(session, child)
+        top = _top_line(session, child, snippet)
         top.append_text(_signals(session, expanded))
         lines += [top, _detail_line(session, now, child)]
-    if snippet is not None:
+    if snippet is not None and shows_snippet_line(session, snippet):
         lines.append(snippet_line(snippet, child=child))
     return Group(*lines)
