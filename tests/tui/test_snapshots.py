@@ -99,7 +99,7 @@ def test_picker_cursor_moved(
 
 
 def test_filtered(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory) -> None:
-    """'/migration': ranked search results with their snippets, 'N sessions match', the field focused."""
+    """'/migration': ranked results with snippets, 'N sessions match', the field focused."""
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
