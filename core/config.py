@@ -110,6 +110,21 @@ class Settings(BaseModel):
         gt=0,
         description="a run whose owner has not beaten for this long is marked interrupted",
     )
+    scope: Literal["project", "all"] = Field(
+        default="project",
+        description=(
+            "what the panel lists at start: 'project' (started inside a git repository,"
+            " that project's sessions, its worktrees included) or 'all' projects"
+        ),
+    )
+    subagents: bool = Field(
+        default=True,
+        description="show sub-agent sessions under their parents (false hides them entirely)",
+    )
+    warmup_subagents: bool = Field(
+        default=False,
+        description="show Claude Code's warm-up sub-agents (a lone 'Warmup' prompt) too",
+    )
 
 
 def load_settings(data_dir: Path) -> Settings:

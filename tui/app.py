@@ -17,6 +17,7 @@ from core.config import Settings
 from core.errors import DelegateError
 from core.orchestrator import AgentOrchestrator
 from core.supervisor import Supervisor
+from tui.list_scope import ListScope
 from tui.live import LOG_FILENAME, Supervision, log_core_to
 from tui.modals.confirm_quit import ConfirmQuit
 from tui.modals.error import ErrorModal
@@ -63,8 +64,12 @@ class DelegateApp(App[None]):
         cursor_blink: bool = True,
         run_quiet_seconds: float = QUIET_SECONDS,
         supervise: Supervision | None = None,
+        scope_cwd: Path | None = None,
+        all_projects: bool = False,
     ) -> None:
         super().__init__()
+        self._scope_cwd = scope_cwd
+        self._all_projects = all_projects
         self._supervision = supervise
         self.supervisor: Supervisor | None = None
         self._stop_logging: Callable[[], None] = _nothing
@@ -99,6 +104,9 @@ class DelegateApp(App[None]):
                 filter_debounce=self._filter_debounce,
                 run_quiet_seconds=self._run_quiet_seconds,
                 polling_every_s=self._supervision.rescan_s if self._supervision else None,
+                scope=ListScope.starting_in(
+                    self._scope_cwd, settings, all_projects=self._all_projects
+                ),
             )
         )
         if self._supervision is not None:
@@ -204,6 +212,8 @@ def create_app(
     cursor_blink: bool = True,
     run_quiet_seconds: float = QUIET_SECONDS,
     supervise: Supervision | None = Supervision(),  # noqa: B008 (frozen, shared safely)
+    scope_cwd: Path | None = None,
+    all_projects: bool = False,
 ) -> DelegateApp:
     """The app over the store in ``data_dir``; shared by the CLI and the tests.
 
@@ -217,7 +227,10 @@ def create_app(
     f5 (``None`` dirs: their defaults), None imports nothing; ``undo_seconds``
     is the undo window of a dismissal; ``filter_debounce`` how long typing in the
     filter must pause before the query runs; ``cursor_blink=False`` keeps text cursors
-    solid (screenshots).
+    solid (screenshots). ``scope_cwd`` is the folder the panel started in: inside a
+    git repository the list covers that project (worktrees included) unless
+    ``all_projects`` or the ``scope = "all"`` setting says every project; None lists
+    every project.
     """
 
     async def open_orchestrator() -> AgentOrchestrator:
@@ -241,4 +254,6 @@ def create_app(
         cursor_blink=cursor_blink,
         run_quiet_seconds=run_quiet_seconds,
         supervise=supervise,
+        scope_cwd=scope_cwd,
+        all_projects=all_projects,
     )

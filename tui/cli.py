@@ -363,6 +363,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="data folder (default: $DELEGATE_HOME, else the user data folder)",
     )
+    parser.add_argument(
+        "--all",
+        dest="all_projects",
+        action="store_true",
+        help="the panel lists every project (default: the git project it starts in)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     tool = sub.add_parser("tool", help="call a JSON tool: delegate_sessions or delegate_agent")
@@ -470,7 +476,7 @@ async def _run_command(
         await orch.close()
 
 
-def run_app(data_dir: Path) -> int:
+def run_app(data_dir: Path, *, all_projects: bool = False) -> int:
     """Open the session picker (the Textual app) over ``data_dir``.
 
     Settings (and the keymap's binding ids) are checked before the App exists,
@@ -483,7 +489,13 @@ def run_app(data_dir: Path) -> int:
     settings = load_settings(data_dir)
     check_keymap(settings.keymap)
     _check_store(data_dir / DB_FILENAME)
-    app = create_app(data_dir, import_sources=(None, None), settings=settings)
+    app = create_app(
+        data_dir,
+        import_sources=(None, None),
+        settings=settings,
+        scope_cwd=Path.cwd(),
+        all_projects=all_projects,
+    )
     app.run()
     return app.return_code or EXIT_OK
 
@@ -554,7 +566,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return serve_mcp(data_dir)
     if handler is None:
-        return run_app(data_dir)
+        return run_app(data_dir, all_projects=args.all_projects)
     return asyncio.run(_run_command(data_dir, handler, args))
 
 

@@ -14,6 +14,9 @@ from tui.widgets.status_panel import StatusPanel
 REALDATA = Path(__file__).resolve().parents[1] / "fixtures" / "realdata"
 # What the realdata trees hold (see tests/sources/test_realdata.py).
 CLAUDE_SESSIONS, CODEX_SESSIONS = 17, 5
+# Of those 22: rows of their own, sub-agents folded under them, hidden warm-ups.
+TOP_LEVEL, SUB_AGENTS, WARM_UPS = 11, 9, 2
+assert TOP_LEVEL + SUB_AGENTS + WARM_UPS == CLAUDE_SESSIONS + CODEX_SESSIONS
 
 
 def _homes(tmp_path: Path) -> tuple[Path, Path]:
@@ -32,13 +35,15 @@ async def test_import_at_start_lists_every_session(tmp_path: Path, make_app) -> 
         listed = app.screen.query_one(SessionList)
         await wait_until(
             pilot,
-            lambda: len(listed.sessions) == CLAUDE_SESSIONS + CODEX_SESSIONS,
+            lambda: len(listed.sessions) == TOP_LEVEL,
             seconds=20,
             what="imported sessions listed",
         )
         sources = {s.source for s in listed.sessions}
         assert sources == {"claude-code", "codex"}
-        assert any(s.parent_id for s in listed.sessions)  # sub-agents link to parents
+        # Every sub-agent is folded under its parent (warm-ups hidden), none is a row.
+        assert not any(s.parent_id for s in listed.sessions)
+        assert sum(s.child_count for s in listed.sessions) == SUB_AGENTS
         status = app.screen.query_one(StatusPanel).snapshot
         assert status.reusable == CLAUDE_SESSIONS + CODEX_SESSIONS
         assert "importing" not in status.note
@@ -52,7 +57,7 @@ async def test_ctrl_r_picks_up_a_new_transcript(tmp_path: Path, make_app) -> Non
     app = make_app(tmp_path / "data", import_sources=(claude, codex))
     async with app.run_test(size=(160, 48)) as pilot:
         listed = app.screen.query_one(SessionList)
-        total = CLAUDE_SESSIONS + CODEX_SESSIONS
+        total = TOP_LEVEL
         await wait_until(pilot, lambda: len(listed.sessions) == total, seconds=20)
         project = claude / "projects" / "-tmp-new-project"
         project.mkdir()

@@ -12,6 +12,7 @@ that open a modal (resume, launch, dismiss, help).
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
@@ -26,7 +27,7 @@ from textual.widgets import Footer, Input, Static
 from core.clock import Clock, system_clock
 from core.errors import CwdMissing, DelegateError, DismissRefused
 from core.events import HistoryEvent
-from core.models import SearchPage, SearchResult, Session, SessionScope, SessionState
+from core.models import SearchPage, SearchResult, Session, SessionSort, SessionState
 from core.orchestrator import AgentOrchestrator
 from core.reopen import ReopenPlan, opens_interactively, reopen_plan, run_attached
 from tui import formatting as fmt
@@ -40,6 +41,7 @@ from tui.bridge import (
     connect,
 )
 from tui.commands import PickerCommands
+from tui.list_scope import ListScope
 from tui.live import polling_note
 from tui.modals.confirm_dismiss import ConfirmDismiss
 from tui.modals.confirm_stop import ConfirmStop
@@ -85,11 +87,6 @@ EXTRA_HELP = [
 
 def _nothing() -> None:
     pass
-
-
-# Sub-agents (warm-ups too) are rows of their own until the list shows them
-# under their parents.
-_LISTED = SessionScope(top_level=False, warmup=True)
 
 
 class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
@@ -212,6 +209,47 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             show=False,
             tooltip="Show long messages in the preview whole, or cut again",
         ),
+        # The list's scope: each toggles one thing and says so in the line over the list.
+        Binding(
+            "ctrl+g",
+            "toggle_archive",
+            "Archive",
+            id="picker.archived",
+            tooltip="Show the archive instead of the reusable sessions, or back",
+        ),
+        Binding(
+            "ctrl+a",
+            "toggle_projects",
+            "Scope",
+            id="picker.scope",
+            priority=True,  # the search field would move its cursor home
+            tooltip="This project (its worktrees included) or every project",
+        ),
+        Binding(
+            "ctrl+b",
+            "toggle_branch",
+            "Branch",
+            id="picker.branch",
+            show=False,
+            tooltip="Only the sessions on the current git branch, or every branch",
+        ),
+        Binding(
+            "ctrl+s",
+            "toggle_sort",
+            "Sort",
+            id="picker.sort",
+            show=False,
+            tooltip="Order by last activity or by creation",
+        ),
+        Binding(
+            "ctrl+e",
+            "toggle_fold",
+            "Sub-agents",
+            id="picker.expand",
+            priority=True,  # the search field would move its cursor to the end
+            show=False,
+            tooltip="Show or hide the highlighted session's sub-agents (also right / left)",
+        ),
     ]
 
     status = getters.query_one(StatusPanel)
@@ -238,9 +276,12 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         filter_debounce: float = DEBOUNCE_SECONDS,
         run_quiet_seconds: float = QUIET_SECONDS,
         polling_every_s: float | None = None,
+        scope: ListScope | None = None,
     ) -> None:
         super().__init__()
         self.orchestrator = orchestrator
+        # What the list covers (the toggles change it); every project by default.
+        self.scope = scope or ListScope()
         # How often a supervisor that fell back to polling re-scans (for the status line).
         self.polling_every_s = polling_every_s
         self._watch_note = ""
@@ -279,6 +320,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                     self.clock,
                     page_size=self.page_size,
                     is_hidden=dismissals.is_pending,
+                    fetch_children=self._fetch_children if self.scope.subagents else None,
                     id="sessions",
                 )
                 yield Static(Text.from_markup(EMPTY_STATE), id="empty-state")
@@ -299,6 +341,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         # Focus now, not later (``focus()`` is deferred): a status that arrives
         # first and finds the store empty must see the list focused to hide it.
         self.set_focus(self.sessions)
+        self.list_header.show_scope(self.scope.describe())
         self.sessions.reload()
         self.refresh_status()
         # The import starts once the first page is on screen, so a warm start
@@ -318,21 +361,64 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         """A search's page of ranked results, or without a query a page of the list."""
         if query:
             return await self.orchestrator.search_sessions(query, limit, cursor)
-        page = await self.orchestrator.list_sessions(limit, cursor, scope=_LISTED)
+        page = await self.orchestrator.list_sessions(
+            limit, cursor, scope=self.scope.session_scope()
+        )
         results = [SearchResult(session=s) for s in page.sessions]
         return SearchPage(results=results, next_cursor=page.next_cursor)
 
+    async def _fetch_children(self, parent_id: str) -> list[Session]:
+        page = await self.orchestrator.list_children(parent_id, scope=self.scope.session_scope())
+        return page.sessions
+
     @work(group="list-total", name="counting sessions", exclusive=True, exit_on_error=False)
     async def _count_listed(self) -> None:
-        self._listed_total = await self.orchestrator.count_sessions(scope=_LISTED)
-        self._show_position()
+        scope = self.scope
+        total = await self.orchestrator.count_sessions(scope=scope.session_scope())
+        if scope == self.scope:
+            self._listed_total = total
+            self._show_position()
 
     def _show_position(self) -> None:
         listed = self.sessions
         total = None if listed.filter_query else self._listed_total
         self.list_header.show_position(
-            listed.highlighted, len(listed.sessions), total, listed.has_more
+            listed.top_level_index, listed.top_level_count, total, listed.has_more
         )
+
+    # --- the list's scope --------------------------------------------------
+
+    def _rescope(self, scope: ListScope) -> None:
+        """List what ``scope`` covers from its first page, and say so over the list."""
+        self.scope = scope
+        self._listed_total = None
+        self.list_header.show_scope(scope.describe())
+        self.sessions.reload()
+        self._count_listed()
+
+    def action_toggle_projects(self) -> None:
+        if self.scope.roots is None:
+            self.notify(
+                "The panel started outside a git repository: the list covers every project.",
+                timeout=4,
+            )
+            return
+        self._rescope(self.scope.toggled_projects())
+
+    def action_toggle_branch(self) -> None:
+        if self.scope.branch is None:
+            self.notify("No current git branch to narrow the list to.", timeout=4)
+            return
+        self._rescope(self.scope.toggled_branch())
+
+    def action_toggle_archive(self) -> None:
+        self._rescope(self.scope.toggled_archive())
+
+    def action_toggle_sort(self) -> None:
+        self._rescope(self.scope.toggled_sort())
+
+    def action_toggle_fold(self) -> None:
+        self.sessions.toggle_fold()
 
     async def _load_status(self) -> tuple[dict[str, int], list[Session]]:
         counts = await self.orchestrator.status_counts()
@@ -779,17 +865,25 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             return
         for cid in event.removed:
             listed.remove_session(cid)
-        top = listed.sessions[0].last_interacted_at if listed.sessions else None
+
+        def order(session: Session) -> datetime:
+            by_activity = self.scope.sort is SessionSort.ACTIVITY
+            return session.last_interacted_at if by_activity else session.created_at
+
+        top = order(listed.sessions[0]) if listed.sessions else None
         arrived = []
         for session in event.sessions:
             cid = session.conversation_id
             if listed.index_of(cid) is not None:
-                listed.replace_session(session)
-            elif self.dismissals.is_pending(cid):
-                continue  # hidden while its dismissal can be undone
-            elif top is None or session.last_interacted_at >= top:
+                if listed.is_child(cid) or self.scope.covers(session):
+                    listed.replace_session(session)
+                else:
+                    listed.remove_session(cid)  # archived, or moved out of the scope
+            elif self.dismissals.is_pending(cid) or not self.scope.covers(session):
+                continue  # hidden while its dismissal can be undone, or not in the scope
+            elif top is None or order(session) >= top:
                 arrived.append(session)
-        for session in sorted(arrived, key=lambda s: s.last_interacted_at):
+        for session in sorted(arrived, key=order):
             listed.insert_session(session, 0)
         current = listed.highlighted_session
         if current is None or shown is None or current.conversation_id != shown.conversation_id:

@@ -1,10 +1,13 @@
-"""The picker's list: one two-line row per reusable session, paged on demand."""
+"""The picker's list: a row per session (two lines, one when space is short), the
+search's snippets under them, sub-agents folded under their parents; paged on demand."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import ClassVar
 
 from textual import events, on, work
+from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.message import Message
 from textual.widgets import OptionList
@@ -21,6 +24,8 @@ __all__ = ["HIGHLIGHT_STYLE", "PAGE_SIZE", "PageFetcher", "SessionList", "sessio
 # (rows per page, cursor or None for the first page, search query or None) -> a page;
 # without a query every result's snippet is None.
 PageFetcher = Callable[[int, str | None, str | None], Awaitable[SearchPage]]
+# parent conversation id -> its sub-agent sessions, oldest first
+ChildFetcher = Callable[[str], Awaitable[list[Session]]]
 PAGE_SIZE = 25
 # Load the next page when the highlight comes this close to the last loaded row.
 PREFETCH_ROWS = 10
@@ -40,6 +45,11 @@ class SessionList(ForwardsWorkerErrors, OptionList):
     SessionList:focus { border: none; }
     SessionList > .option-list--option { padding: 0 1; }
     """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right", "unfold", "Sub-agents", show=False),
+        Binding("left", "fold", "Fold", show=False),
+    ]
 
     class Highlighted(Message):
         """A session got the highlight. Handle with ``on_session_list_highlighted``."""
@@ -77,6 +87,7 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         *,
         page_size: int = PAGE_SIZE,
         is_hidden: Callable[[str], bool] = lambda conversation_id: False,
+        fetch_children: ChildFetcher | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
@@ -93,6 +104,10 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         # The matching snippet of each search result, by conversation id.
         self.snippets: dict[str, SearchSnippet] = {}
         self.compact = False  # one-line rows (a short list)
+        # Sub-agents fold under their parents (None: they are hidden, no fold shown).
+        self._fetch_children = fetch_children
+        self.unfolded: set[str] = set()  # parents whose sub-agents are listed under them
+        self._parent_of: dict[str, str] = {}  # sub-agent row -> its parent's id
         self._next_cursor: str | None = None
         self._loading = False
         self._generation = 0
@@ -118,36 +133,91 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         self.reload()
 
     def _row(self, session: Session) -> Option:
-        snippet = self.snippets.get(session.conversation_id)
-        prompt = session_row(session, self._clock(), snippet=snippet, compact=self.compact)
-        return Option(prompt, id=session.conversation_id)
+        cid = session.conversation_id
+        child = cid in self._parent_of
+        folds = self._fetch_children is not None and not child
+        prompt = session_row(
+            session,
+            self._clock(),
+            snippet=self.snippets.get(cid),
+            compact=self.compact,
+            child=child,
+            expanded=(cid in self.unfolded) if folds else None,
+        )
+        return Option(prompt, id=cid)
+
+    def is_child(self, conversation_id: str) -> bool:
+        return conversation_id in self._parent_of
+
+    @property
+    def top_level_index(self) -> int | None:
+        """The highlighted row's place among top-level rows (a sub-agent counts as its parent)."""
+        if self.highlighted is None or not self.sessions:
+            return None
+        rows = self.sessions[: self.highlighted + 1]
+        return sum(1 for s in rows if s.conversation_id not in self._parent_of) - 1
+
+    @property
+    def top_level_count(self) -> int:
+        return len(self.sessions) - len(self._parent_of)
+
+    async def _with_children(self, sessions: list[Session]) -> tuple[list[Session], dict[str, str]]:
+        """``sessions`` with the sub-agents of the unfolded ones right under each, and
+        which parent each sub-agent row belongs to."""
+        rows: list[Session] = []
+        parent_of: dict[str, str] = {}
+        for session in sessions:
+            rows.append(session)
+            cid = session.conversation_id
+            if self._fetch_children and cid in self.unfolded and session.child_count:
+                for child in await self._fetch_children(cid):
+                    parent_of[child.conversation_id] = cid
+                    rows.append(child)
+        return rows, parent_of
 
     @work(group="session-pages", name="loading sessions", exclusive=True, exit_on_error=False)
     async def _load(self, cursor: str | None, generation: int, keep: str | None = None) -> None:
+        # Loading until the page is on show: a page asked for meanwhile would cancel this one.
         self._loading = True
+        try:
+            await self._load_page(cursor, generation, keep)
+        finally:
+            self._loading = False
+
+    async def _load_page(self, cursor: str | None, generation: int, keep: str | None) -> None:
         try:
             page = await self._fetch(self.page_size, cursor, self.filter_query or None)
         except InvalidRequest as refused:
             if generation == self._generation:
-                self._show([], None, first=True, keep=None)
+                self._parent_of.clear()
+                self._show([], [], None, first=True, keep=None)
                 self.post_message(self.QueryRefused(refused))
             return
-        finally:
-            self._loading = False
         if generation != self._generation:
             return  # a newer reload superseded this page
-        self._show(page.results, page.next_cursor, first=cursor is None, keep=keep)
+        shown = [r for r in page.results if not self._is_hidden(r.session.conversation_id)]
+        sessions, parent_of = await self._with_children([r.session for r in shown])
+        if generation != self._generation:
+            return
+        if cursor is None:
+            self._parent_of.clear()
+        self._parent_of.update(parent_of)
+        self._show(shown, sessions, page.next_cursor, first=cursor is None, keep=keep)
 
     def _show(
-        self, results: list[SearchResult], next_cursor: str | None, *, first: bool, keep: str | None
+        self,
+        shown: list[SearchResult],
+        sessions: list[Session],
+        next_cursor: str | None,
+        *,
+        first: bool,
+        keep: str | None,
     ) -> None:
-        shown = [r for r in results if not self._is_hidden(r.session.conversation_id)]
         if first:
             self.snippets.clear()
         for result in shown:
             if result.snippet is not None:
                 self.snippets[result.session.conversation_id] = result.snippet
-        sessions = [r.session for r in shown]
         options = [self._row(s) for s in sessions]
         if first:
             self.sessions = sessions
@@ -193,6 +263,58 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         if session is not None:
             self.post_message(self.Chosen(session))
 
+    # --- sub-agents folded under their parents ------------------------------
+
+    def action_unfold(self) -> None:
+        session = self.highlighted_session
+        if session is not None and not self.is_child(session.conversation_id):
+            self._unfold(session)
+
+    def action_fold(self) -> None:
+        session = self.highlighted_session
+        if session is None:
+            return
+        parent = self._parent_of.get(session.conversation_id, session.conversation_id)
+        self._fold(parent)
+
+    def toggle_fold(self) -> None:
+        """Unfold the highlighted session's sub-agents, or fold them (from any of its rows)."""
+        session = self.highlighted_session
+        if session is None:
+            return
+        cid = session.conversation_id
+        if cid in self._parent_of or cid in self.unfolded:
+            self.action_fold()
+        else:
+            self._unfold(session)
+
+    @work(group="sub-agents", name="reading sub-agents", exclusive=True, exit_on_error=False)
+    async def _unfold(self, parent: Session) -> None:
+        cid = parent.conversation_id
+        if self._fetch_children is None or not parent.child_count or cid in self.unfolded:
+            return
+        children = await self._fetch_children(cid)
+        index = self.index_of(cid)
+        if index is None or cid in self.unfolded:
+            return  # reloaded meanwhile
+        self.unfolded.add(cid)
+        for child in children:
+            self._parent_of[child.conversation_id] = cid
+        self.sessions[index + 1 : index + 1] = children
+        self._rerender()
+
+    def _fold(self, parent_id: str) -> None:
+        if parent_id not in self.unfolded:
+            return
+        self.unfolded.discard(parent_id)
+        children = {c for c, p in self._parent_of.items() if p == parent_id}
+        for cid in children:
+            del self._parent_of[cid]
+        self.sessions = [s for s in self.sessions if s.conversation_id not in children]
+        index = self.index_of(parent_id)
+        self.set_options([self._row(s) for s in self.sessions])
+        self.highlighted = index
+
     def replace_session(self, session: Session) -> None:
         """Refresh one row in place (state or metrics changed)."""
         for index, known in enumerate(self.sessions):
@@ -214,6 +336,9 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         return index is not None
 
     def remove_session(self, conversation_id: str) -> Session | None:
+        """Take a row out (a parent's sub-agent rows go with it)."""
+        self._fold(conversation_id)
+        self._parent_of.pop(conversation_id, None)
         for index, known in enumerate(self.sessions):
             if known.conversation_id == conversation_id:
                 self.sessions.pop(index)

@@ -80,13 +80,21 @@ def _top_line(session: Session, child: bool, snippet: SearchSnippet | None) -> T
     return top
 
 
-def _signals(session: Session, expanded: bool | None) -> Text:
-    """What follows the title: the sub-agents folded under it, the last run's trouble."""
+def _fold(session: Session, expanded: bool | None, *, short: bool = False) -> Text:
+    """``▸ 2 sub-agents`` (folded) or ``▾ 2 sub-agents`` (listed under it); empty
+    for a session without sub-agents or when they are not shown as a fold."""
+    if expanded is None or not session.child_count:
+        return Text()
+    arrow = "▾" if expanded else "▸"
+    if short:
+        return Text(f"{arrow}{session.child_count} ", "cyan")
+    plural = "" if session.child_count == 1 else "s"
+    return Text(f"{arrow} {session.child_count} sub-agent{plural} · ", "cyan")
+
+
+def _signals(session: Session) -> Text:
+    """What follows the title: the last run's trouble."""
     text = Text()
-    if expanded is not None and session.child_count:
-        arrow = "▾" if expanded else "▸"
-        plural = "" if session.child_count == 1 else "s"
-        text.append(f"  {arrow} {session.child_count} sub-agent{plural}", "cyan")
     if session.last_run_status is RunStatus.FAILED:
         text.append("  ✗ last run failed", "red")
     elif session.last_run_status is RunStatus.INTERRUPTED:
@@ -96,10 +104,11 @@ def _signals(session: Session, expanded: bool | None) -> Text:
     return text
 
 
-def _detail_line(session: Session, now: datetime, child: bool) -> Text:
+def _detail_line(session: Session, now: datetime, child: bool, expanded: bool | None) -> Text:
     bottom = Text(no_wrap=True, overflow="ellipsis")
     bottom.append((CHILD_INDENT if child else "") + INDENT)
     bottom.append(f"{fmt.ago(session.last_interacted_at, now):>8} · ", "dim")
+    bottom.append_text(_fold(session, expanded))
     bottom.append_text(meter_text(session.context, bar_width=0))
     turns = session.metrics.turns
     bottom.append(f" · {turns} turn{'' if turns == 1 else 's'} · ", "dim")
@@ -129,8 +138,9 @@ def _compact_line(
     line.append(f"{left:>9} ", LEVEL_STYLES[level] if level != "ok" else "dim")
     if child:
         line.append("↳ ", "dim")
+    line.append_text(_fold(session, expanded, short=True))
     line.append_text(_title(session, snippet))
-    line.append_text(_signals(session, expanded))
+    line.append_text(_signals(session))
     return line
 
 
@@ -163,8 +173,8 @@ def session_row(
         lines.append(_compact_line(session, now, child, expanded, snippet))
     else:
         top = _top_line(session, child, snippet)
-        top.append_text(_signals(session, expanded))
-        lines += [top, _detail_line(session, now, child)]
+        top.append_text(_signals(session))
+        lines += [top, _detail_line(session, now, child, expanded)]
     if snippet is not None and shows_snippet_line(session, snippet):
         lines.append(snippet_line(snippet, child=child))
     return Group(*lines)
