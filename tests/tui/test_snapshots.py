@@ -99,7 +99,7 @@ def test_picker_cursor_moved(
 
 
 def test_filtered(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory) -> None:
-    """'/migration': ranked results with snippets, 'N sessions match', the field focused."""
+    """'migration' typed: ranked results with snippets, 'N sessions match', the field focused."""
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
@@ -110,7 +110,7 @@ def test_filtered(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactor
 
 
 def test_filtered_nothing(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory) -> None:
-    """A filter without matches: empty list, '0 of 200 match', the preview says why."""
+    """A search without matches: empty list, '0 sessions match', the preview says why."""
 
     async def run_before(pilot: Pilot[None]) -> None:
         await _ready(pilot)
