@@ -298,3 +298,28 @@ async def test_a_session_another_process_writes_outside_the_project_stays_out(
         assert titles(session_list(app)) == ["in main"]
         await pilot.press("ctrl+a")
         await wait_until(pilot, lambda: ARRIVED_TITLE in titles(session_list(app)))
+
+
+async def test_the_search_covers_the_scope_too(
+    data_dir: Path, make_app: AppFactory, project: tuple[Path, Path]
+) -> None:
+    main, _ = project
+    await insert_sessions(
+        data_dir,
+        [
+            scoped_session(
+                "a0000000-0000-4000-8000-000000000000", "tune the cache", main, minutes_ago=3
+            ),
+            scoped_session(
+                "c0000000-0000-4000-8000-000000000000", "cache elsewhere", "/srv/o", minutes_ago=1
+            ),
+        ],
+    )
+    app = make_app(data_dir, scope_cwd=main)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await started(pilot)
+        listed = session_list(app)
+        screen.query_one("#filter", Input).value = "cache"
+        await wait_until(pilot, lambda: titles(listed) == ["tune the cache"], what="in the project")
+        await pilot.press("ctrl+a")
+        await wait_until(pilot, lambda: len(listed.sessions) == 2, what="every project's matches")

@@ -213,7 +213,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         Binding(
             "ctrl+g",
             "toggle_archive",
-            "Archive",
+            "Archived",
             id="picker.archived",
             tooltip="Show the archive instead of the reusable sessions, or back",
         ),
@@ -360,7 +360,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     async def _fetch_page(self, limit: int, cursor: str | None, query: str | None) -> SearchPage:
         """A search's page of ranked results, or without a query a page of the list."""
         if query:
-            return await self.orchestrator.search_sessions(query, limit, cursor)
+            return await self.orchestrator.search_sessions(
+                query, limit, cursor, scope=self.scope.session_scope()
+            )
         page = await self.orchestrator.list_sessions(
             limit, cursor, scope=self.scope.session_scope()
         )
