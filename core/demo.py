@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from core.config import builtin_agents
+from core.demo_ids import DEMO_NAMESPACE, demo_id
 from core.models import Role, RunStatus, SessionMode
 from core.store import FinishedSession, NewMessage, NewSession, Store, ready_state
 
-_NAMESPACE = uuid.UUID("6f0b7c1e-2a8d-4f43-9a57-3c1d0e5b8a21")
+_NAMESPACE = DEMO_NAMESPACE
 _PROJECTS = [
     ("/home/dev/src/payments-api", "main"),
     ("/home/dev/src/payments-api", "fix/idempotency-keys"),
@@ -83,10 +84,6 @@ _DEMO_AGENTS = [
     for name, agent in builtin_agents().items()
     if agent.runner == "scripted" and name != "echo"
 ] + ["echo"]
-
-
-def demo_id(index: int) -> str:
-    return str(uuid.uuid5(_NAMESPACE, f"demo-session-{index}"))
 
 
 def generate(

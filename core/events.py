@@ -66,7 +66,34 @@ class FollowUpCompleted(_Event):
 
 
 class SessionDismissed(_Event):
+    """Archived: out of the reusable pool, everything stored kept."""
+
     kind: Literal["session_dismissed"] = "session_dismissed"
+    agent_id: str
+    title: str
+
+
+class SessionRestored(_Event):
+    """Back from the archive into the reusable pool."""
+
+    kind: Literal["session_restored"] = "session_restored"
+    agent_id: str
+    title: str
+
+
+class SessionRenamed(_Event):
+    """Given a name in delegate (``name`` None: the name was cleared)."""
+
+    kind: Literal["session_renamed"] = "session_renamed"
+    agent_id: str
+    title: str
+    name: str | None
+
+
+class SessionPurged(_Event):
+    """What delegate stored for it was freed; the id is remembered so no import brings it back."""
+
+    kind: Literal["session_purged"] = "session_purged"
     agent_id: str
     title: str
 
@@ -86,6 +113,9 @@ HistoryEvent = Annotated[
     | FollowUpStarted
     | FollowUpCompleted
     | SessionDismissed
+    | SessionRestored
+    | SessionRenamed
+    | SessionPurged
     | RunInterrupted,
     Field(discriminator="kind"),
 ]

@@ -61,12 +61,13 @@ the delegate is still running: wait and retry.\
 """
 
 SESSIONS_DESCRIPTION = """\
-Discover, search, preview and dismiss reusable delegate sessions.
-- {"operation": "list", "limit"?: 1..100, "cursor"?} -> {"sessions": [...], \
-"next_cursor"}: newest last_interacted_at first (default 3 per page). Each session has \
-conversation_id, agent_id, mode, state (idle|running|pending|ready), cwd, title, \
-metrics, context use and last_run_status. Pass next_cursor back as cursor for the \
-next page; null means no more.
+Discover, search, preview, dismiss (archive), restore, rename and purge delegate sessions.
+- {"operation": "list", "limit"?: 1..100, "cursor"?, "archived"?, "sort"?} -> \
+{"sessions": [...], "next_cursor"}: newest last_interacted_at first (default 3 per \
+page; "sort": "created" for newest created first; "archived": true lists the archive). \
+Each session has conversation_id, agent_id, mode, state (idle|running|pending|ready), \
+cwd, title, name, parent_id (a sub-agent's session), metrics, context use and \
+last_run_status. Pass next_cursor back as cursor for the next page; null means no more.
 - {"operation": "messages", "conversation_id", "limit"?, "cursor"?} -> \
 {"messages": [...], "next_cursor"}: that session's messages newest first (default 10). \
 Use it only when you need the context before a follow-up; nothing is sent to you \
@@ -75,8 +76,13 @@ automatically.
 "next_cursor"}: sessions whose title, prompts or replies match the query (words, \
 "phrases", prefix*, agent:, state:, branch:, cwd:), best first (default 10); each \
 result has the session and a snippet with the matched words' offsets.
-- {"operation": "dismiss", "conversation_id"} -> {"status": "ok"}: remove the session \
-from the reusable pool once you are done with it.
+- {"operation": "dismiss", "conversation_id"} -> {"status": "ok"}: move the session \
+out of the reusable pool into the archive once you are done with it (kept; restorable).
+- {"operation": "restore", "conversation_id"}: bring an archived session back.
+- {"operation": "rename", "conversation_id", "name"}: name it (one line, at most 200 \
+characters; null clears).
+- {"operation": "purge", "conversation_id", "force"?}: free what is stored for an \
+archived session (force: one still in the pool); it never comes back from an import.
 Errors: invalid_request (the message names the field), invalid_cursor, \
 unknown_conversation, dismiss_refused."""
 

@@ -295,14 +295,31 @@ NonEmptyText = Annotated[str, StringConstraints(min_length=1), AfterValidator(_n
 PageLimit = Annotated[StrictInt, Field(ge=1, le=MAX_PAGE)]
 
 
-class SessionsRequest(Strict):
-    """``delegate_sessions``: list reusable sessions, page messages, or dismiss one."""
+# Operations of ``delegate_sessions`` that act on one session named by its id.
+_ON_ONE_SESSION = ("messages", "dismiss", "restore", "rename", "purge")
 
-    operation: Literal["list", "messages", "dismiss", "search"] = Field(
-        description="list sessions, page a session's messages, dismiss a session, or search"
+
+class SessionsRequest(Strict):
+    """``delegate_sessions``: list, search, page messages, archive, restore, rename, purge."""
+
+    operation: Literal["list", "messages", "dismiss", "search", "restore", "rename", "purge"] = (
+        Field(
+            description="list sessions, page a session's messages, search, dismiss (archive),"
+            " restore from the archive, rename, or purge an archived session"
+        )
     )
     conversation_id: NonEmptyText | None = Field(
-        default=None, description="required for messages and dismiss"
+        default=None, description="required for messages, dismiss, restore, rename and purge"
+    )
+    name: str | None = Field(
+        default=None, description="rename: the new name (one line, 200 characters); null clears"
+    )
+    force: bool = Field(
+        default=False, description="purge: also a session still in the reusable pool"
+    )
+    archived: bool = Field(default=False, description="list: the archive instead of the pool")
+    sort: SessionSort = Field(
+        default=SessionSort.ACTIVITY, description="list: activity (newest first) or created"
     )
     query: str | None = Field(
         default=None,
@@ -315,10 +332,17 @@ class SessionsRequest(Strict):
 
     @model_validator(mode="after")
     def _needs_conversation(self) -> SessionsRequest:
-        if self.operation in ("messages", "dismiss") and self.conversation_id is None:
-            raise ValueError(f"conversation_id is required for operation {self.operation!r}")
-        if self.operation == "dismiss" and (self.cursor is not None or self.limit is not None):
-            raise ValueError("cursor and limit do not apply to operation 'dismiss'")
+        op = self.operation
+        if op in _ON_ONE_SESSION and self.conversation_id is None:
+            raise ValueError(f"conversation_id is required for operation {op!r}")
+        if op in _ON_ONE_SESSION[1:] and (self.cursor is not None or self.limit is not None):
+            raise ValueError(f"cursor and limit do not apply to operation {op!r}")
+        if op != "rename" and self.name is not None:
+            raise ValueError("name applies to operation 'rename' only")
+        if op != "purge" and self.force:
+            raise ValueError("force applies to operation 'purge' only")
+        if op != "list" and (self.archived or self.sort is not SessionSort.ACTIVITY):
+            raise ValueError("archived and sort apply to operation 'list' only")
         if (self.operation == "search") != (self.query is not None):
             raise ValueError("query is required for operation 'search', and only for it")
         if self.operation == "search" and self.conversation_id is not None:

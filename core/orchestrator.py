@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from core import cursors, ids, process_identity
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
+from core.demo_ids import demo_id
 from core.detached import GoMessage, UnavailableRunner, spawn_worker
 from core.errors import (
     AgentBusy,
@@ -49,6 +50,9 @@ from core.events import (
     RunInterrupted,
     RunOutput,
     SessionDismissed,
+    SessionPurged,
+    SessionRenamed,
+    SessionRestored,
 )
 from core.gitinfo import current_branch
 from core.live_activity import LiveActivity
@@ -119,6 +123,8 @@ MAX_FIND_CHARS = 200  # what find_message looks for: a phrase, not a document
 SHORT_ID_CHARS = 8
 SHORT_ID_SCAN = 50  # sessions sharing a printed prefix looked at (more is absurd)
 AMBIGUOUS_SHOWN = 5
+NAME_CHARS = 200  # a session's name, at most
+DEMO_CLEAR_BATCH = 500  # demo ids looked for at once by clear_demo
 # Stored messages sent to a stateless endpoint (openai_compat) with each prompt.
 HISTORY_MESSAGES = 200
 
@@ -199,6 +205,26 @@ def _terminate_owner(flight: RunInFlight) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def _session_name(name: str | None) -> str | None:
+    """A name as stored: trimmed, None when blank; one printable line of at most 200."""
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise InvalidRequest("a session's name must be text")
+    cleaned = name.strip()
+    if not cleaned:
+        return None
+    if not cleaned.isprintable():
+        raise InvalidRequest(
+            "a session's name is one line of printable text (no line breaks, tabs or escapes)"
+        )
+    if len(cleaned) > NAME_CHARS:
+        raise InvalidRequest(
+            f"a session's name is at most {NAME_CHARS} characters; this one has {len(cleaned)}"
+        )
+    return cleaned
 
 
 def title_from_prompt(prompt: str) -> str:
@@ -704,27 +730,11 @@ class AgentOrchestrator:
         """The sessions whose context windows are the most used."""
         return await self.store.sessions.fullest(limit)
 
-    # --- dismiss ---------------------------------------------------------
+    # --- the archive, names, purging ---------------------------------------
 
     async def dismiss(self, conversation_id: str) -> Session:
-        """Remove a session from the reusable pool and free what we store for it.
-
-        Files another tool wrote are never touched; the id is remembered so a
-        later import does not bring the session back.
-        """
-        validate(SessionsRequest, {"operation": "dismiss", "conversation_id": conversation_id})
-        conversation_id = await self.resolve_id(conversation_id)
-        now = self.clock()
-        session = await self.store.tombstones.dismiss(conversation_id, to_us(now))
-        await self._emit(
-            SessionDismissed(
-                at=now,
-                conversation_id=conversation_id,
-                agent_id=session.agent_id,
-                title=session.title,
-            )
-        )
-        return session
+        """The seed's name for :meth:`archive`."""
+        return await self.archive(conversation_id)
 
     async def archive(self, conversation_id: str) -> Session:
         """Move a session (and its sub-agents) out of the reusable pool into the archive.
@@ -732,15 +742,105 @@ class AgentOrchestrator:
         Everything stored is kept (:meth:`restore` brings it back); a running
         or pending session is refused (``dismiss_refused``).
         """
-        validate(SessionsRequest, {"operation": "dismiss", "conversation_id": conversation_id})
-        conversation_id = await self.resolve_id(conversation_id)
-        return await self.store.archive.archive(conversation_id, to_us(self.clock()))
+        conversation_id = await self._target("dismiss", conversation_id)
+        now = self.clock()
+        before = await self.store.sessions.get(conversation_id)
+        session = await self.store.archive.archive(conversation_id, to_us(now))
+        if before.archived_at is None:
+            await self._emit(
+                SessionDismissed(
+                    at=now,
+                    conversation_id=conversation_id,
+                    agent_id=session.agent_id,
+                    title=session.shown_title,
+                )
+            )
+        return session
 
     async def restore(self, conversation_id: str) -> Session:
         """Bring an archived session (and its sub-agents) back into the reusable pool."""
-        validate(SessionsRequest, {"operation": "dismiss", "conversation_id": conversation_id})
-        conversation_id = await self.resolve_id(conversation_id)
-        return await self.store.archive.restore(conversation_id)
+        conversation_id = await self._target("restore", conversation_id)
+        before = await self.store.sessions.get(conversation_id)
+        session = await self.store.archive.restore(conversation_id)
+        if before.archived_at is not None:
+            await self._emit(
+                SessionRestored(
+                    at=self.clock(),
+                    conversation_id=conversation_id,
+                    agent_id=session.agent_id,
+                    title=session.shown_title,
+                )
+            )
+        return session
+
+    async def rename(self, conversation_id: str, name: str | None) -> Session:
+        """Name a session in delegate (None or blank clears the name).
+
+        A name is one line of printable text, at most ``NAME_CHARS`` characters
+        once trimmed; anything else is ``invalid_request``. Another tool's files
+        are never written.
+        """
+        conversation_id = await self._target("rename", conversation_id)
+        cleaned = _session_name(name)
+        session = await self.store.archive.rename(conversation_id, cleaned)
+        await self._emit(
+            SessionRenamed(
+                at=self.clock(),
+                conversation_id=conversation_id,
+                agent_id=session.agent_id,
+                title=session.title,
+                name=cleaned,
+            )
+        )
+        return session
+
+    async def purge(self, conversation_id: str, *, force: bool = False) -> None:
+        """Free what delegate stores for an archived session (``force``: any idle one).
+
+        Messages, runs and sub-agents go; the id is remembered so a later
+        import does not bring the session back. Files another tool wrote (a
+        Claude Code or Codex transcript) are never touched. Refused
+        (``dismiss_refused``) while a run is in flight, or for a session not in
+        the archive without ``force``.
+        """
+        conversation_id = await self._target("purge", conversation_id)
+        now = self.clock()
+        session = await self.store.tombstones.purge(conversation_id, to_us(now), force=force)
+        await self._emit(
+            SessionPurged(
+                at=now,
+                conversation_id=conversation_id,
+                agent_id=session.agent_id,
+                title=session.shown_title,
+            )
+        )
+
+    async def clear_demo(self) -> int:
+        """Remove the demo sessions (``delegate demo``) from the store; how many went.
+
+        Demo ids are fixed (core.demo.demo_id), so they are found by id, in
+        batches, until a batch holds none; a demo session with a run in flight
+        stays.
+        """
+        removed, start = 0, 0
+        while True:
+            ids = [demo_id(i) for i in range(start, start + DEMO_CLEAR_BATCH)]
+            gone = await self.store.bulk.delete(ids)
+            if gone == 0 and not await self._any_exists(ids):
+                return removed
+            removed += gone
+            start += DEMO_CLEAR_BATCH
+
+    async def _any_exists(self, conversation_ids: list[str]) -> bool:
+        for cid in conversation_ids:
+            if await self.store.sessions.exists(cid):
+                return True
+        return False
+
+    async def _target(self, operation: str, conversation_id: str) -> str:
+        """The full id of the session an archive operation names (validated first)."""
+        validate(SessionsRequest, {"operation": operation, "conversation_id": conversation_id})
+        return await self.resolve_id(conversation_id)
 
     # --- launch and follow-up -------------------------------------------
 

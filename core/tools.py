@@ -36,13 +36,16 @@ def parse_request(raw: RawRequest) -> dict[str, Any]:
 
 
 async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, Any]:
-    """List reusable sessions, page one's messages, search them, or dismiss one."""
+    """List or search sessions, page one's messages, archive, restore, rename or purge one.
+
+    ``list`` answers every session (sub-agents too, each with its ``parent_id``)
+    of the reusable pool, or of the archive with ``archived``.
+    """
     try:
         request = validate(SessionsRequest, parse_request(raw))
         if request.operation == "list":
-            page = await orch.list_sessions(
-                request.limit or 3, request.cursor, scope=SessionScope(top_level=False)
-            )
+            scope = SessionScope(top_level=False, archived=request.archived, sort=request.sort)
+            page = await orch.list_sessions(request.limit or 3, request.cursor, scope=scope)
             return page.model_dump(mode="json")
         if request.operation == "search":
             assert request.query is not None
@@ -59,7 +62,15 @@ async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[st
                 request.conversation_id, request.limit or 10, request.cursor
             )
             return messages.model_dump(mode="json")
-        await orch.dismiss(request.conversation_id)
+        cid = request.conversation_id
+        if request.operation == "restore":
+            await orch.restore(cid)
+        elif request.operation == "rename":
+            await orch.rename(cid, request.name)
+        elif request.operation == "purge":
+            await orch.purge(cid, force=request.force)
+        else:
+            await orch.dismiss(cid)
         return {"status": "ok"}
     except DelegateError as exc:
         return exc.to_payload()

@@ -142,10 +142,12 @@ def test_sessions_dismiss(data: Path) -> None:
     ]
     dismissed = cli(data, "sessions", "dismiss", cid)
     assert dismissed.returncode == 0, dismissed.stderr
-    assert f"dismissed {cid}" in dismissed.stdout
+    assert f"archived {cid}" in dismissed.stdout
     listing = json_out(cli(data, "sessions", "list", "--limit", "100", "--json"))
     assert cid not in {s["conversation_id"] for s in listing["sessions"]}
     assert len(listing["sessions"]) == 49
+    purged = cli(data, "sessions", "dismiss", "--purge", cid)
+    assert purged.returncode == 0, purged.stderr
     again = cli(data, "sessions", "dismiss", cid)
     assert again.returncode == 1
     assert "unknown_conversation" in again.stderr

@@ -74,6 +74,11 @@ async def test_tools_take_prefixes(three: AgentOrchestrator) -> None:
         three, "delegate_sessions", {"operation": "dismiss", "conversation_id": TWIN_A[:25]}
     )
     assert done == {"status": "ok"}
+    # An archived session keeps its id (it can be restored); a purged one frees it.
+    purged = await call_tool(
+        three, "delegate_sessions", {"operation": "purge", "conversation_id": TWIN_A[:25]}
+    )
+    assert purged == {"status": "ok"}
     assert await three.resolve_id("019e1695") == TWIN_B  # unique again
 
 

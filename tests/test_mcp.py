@@ -131,6 +131,10 @@ async def test_lists_the_two_tools_with_the_model_schemas(data: Path) -> None:
         "query",
         "cursor",
         "limit",
+        "name",
+        "force",
+        "archived",
+        "sort",
     }
     assert sessions.input_schema["required"] == ["operation"]
     assert sessions.input_schema["additionalProperties"] is False
@@ -221,6 +225,20 @@ async def test_follow_up_then_dismiss(data: Path) -> None:
             {"operation": "dismiss", "conversation_id": conversation_id},
         )
         remaining = await call(client, "delegate_sessions", {"operation": "list", "limit": 100})
+        archive = await call(
+            client, "delegate_sessions", {"operation": "list", "archived": True, "limit": 100}
+        )
+        # Archived, not gone: its messages are still there until it is purged.
+        kept = await call(
+            client,
+            "delegate_sessions",
+            {"operation": "messages", "conversation_id": conversation_id, "limit": 1},
+        )
+        purged = await call(
+            client,
+            "delegate_sessions",
+            {"operation": "purge", "conversation_id": conversation_id},
+        )
         await expect_error(
             client,
             "delegate_sessions",
@@ -256,6 +274,9 @@ async def test_follow_up_then_dismiss(data: Path) -> None:
     ids = {s["conversation_id"] for s in remaining["sessions"]}
     assert conversation_id not in ids
     assert len(ids) == DEMO_SESSIONS - 1
+    assert [s["conversation_id"] for s in archive["sessions"]] == [conversation_id]
+    assert kept["messages"]
+    assert purged == {"status": "ok"}
 
 
 async def test_errors_come_back_as_is_error_results(data: Path) -> None:

@@ -207,7 +207,7 @@ async def test_sessions_never_expire(data_dir: Path) -> None:
         await orch.close()
 
 
-async def test_dismiss_removes_everything_and_is_remembered(
+async def test_purge_removes_everything_and_is_remembered(
     orch: AgentOrchestrator, data_dir: Path
 ) -> None:
     await orch.store.bulk.insert([finished("keep", BASE_US, messages=3)])
@@ -216,8 +216,10 @@ async def test_dismiss_removes_everything_and_is_remembered(
     await (await follow_up(orch, handle.conversation_id, "one more")).wait()
     cid = handle.conversation_id
 
-    session = await orch.dismiss(cid)
+    session = await orch.dismiss(cid)  # into the archive, kept
     assert session.conversation_id == cid
+    assert query(data_dir, "SELECT count(*) FROM runs WHERE conversation_id = ?", [cid]) == [(2,)]
+    await orch.purge(cid)
     for table in ("sessions", "messages", "runs"):
         sql = f"SELECT count(*) FROM {table} WHERE conversation_id = ?"
         assert query(data_dir, sql, [cid]) == [(0,)]

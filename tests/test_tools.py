@@ -116,6 +116,34 @@ SESSIONS_INVALID = [
         ("limit", "dismiss"),
         id="dismiss-with-limit",
     ),
+    pytest.param({"operation": "restore"}, ("conversation_id",), id="restore-without-id"),
+    pytest.param({"operation": "purge"}, ("conversation_id",), id="purge-without-id"),
+    pytest.param(
+        {"operation": "dismiss", "conversation_id": "c1", "name": "x"},
+        ("name", "rename"),
+        id="name-without-rename",
+    ),
+    pytest.param(
+        {"operation": "dismiss", "conversation_id": "c1", "force": True},
+        ("force", "purge"),
+        id="force-without-purge",
+    ),
+    pytest.param(
+        {"operation": "messages", "conversation_id": "c1", "archived": True},
+        ("archived", "list"),
+        id="archived-without-list",
+    ),
+    pytest.param({"operation": "list", "sort": "size"}, ("sort",), id="sort-unknown"),
+    pytest.param(
+        {"operation": "rename", "conversation_id": "c1", "name": "two\nlines"},
+        ("name", "one line"),
+        id="name-two-lines",
+    ),
+    pytest.param(
+        {"operation": "rename", "conversation_id": "c1", "name": "x" * 201},
+        ("name", "200"),
+        id="name-too-long",
+    ),
 ]
 
 
@@ -407,12 +435,30 @@ async def test_messages_shape_with_tool_metadata(orch: AgentOrchestrator) -> Non
     assert prompt["run_id"] == reply["run_id"] == response["run_id"]
 
 
-async def test_dismiss_shape(orch: AgentOrchestrator) -> None:
-    await seed(orch, finished("c1", BASE_US))
-    response = await delegate_sessions(orch, {"operation": "dismiss", "conversation_id": "c1"})
-    assert response == {"status": "ok"}
-    again = await delegate_sessions(orch, {"operation": "dismiss", "conversation_id": "c1"})
-    assert_error(again, "unknown_conversation", "c1")
+async def test_dismiss_restore_rename_purge_shapes(orch: AgentOrchestrator) -> None:
+    await seed(orch, finished("c1", BASE_US), finished("c2", BASE_US + 1))
+
+    async def ask(**request_: Any) -> dict[str, Any]:
+        return await delegate_sessions(orch, request_)
+
+    def listed(page: dict[str, Any]) -> list[str]:
+        return [s["conversation_id"] for s in page["sessions"]]
+
+    assert await ask(operation="dismiss", conversation_id="c1") == {"status": "ok"}
+    # Dismissing archives: again is fine, and the archive lists it.
+    assert await ask(operation="dismiss", conversation_id="c1") == {"status": "ok"}
+    assert listed(await ask(operation="list")) == ["c2"]
+    assert listed(await ask(operation="list", archived=True)) == ["c1"]
+    assert await ask(operation="restore", conversation_id="c1") == {"status": "ok"}
+    assert listed(await ask(operation="list", sort="created")) == ["c2", "c1"]
+    assert await ask(operation="rename", conversation_id="c1", name="Named") == {"status": "ok"}
+    assert (await ask(operation="list"))["sessions"][1]["name"] == "Named"
+
+    refused = await ask(operation="purge", conversation_id="c1")
+    assert_error(refused, "dismiss_refused", "archive")
+    assert await ask(operation="purge", conversation_id="c1", force=True) == {"status": "ok"}
+    gone = await ask(operation="purge", conversation_id="c1", force=True)
+    assert_error(gone, "unknown_conversation", "c1")
 
 
 async def test_delegate_agent_launch_and_follow_up_shapes(orch: AgentOrchestrator) -> None:
@@ -497,9 +543,16 @@ def _mostly(good: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 _IDS = _mostly(st.sampled_from(["c1", "c1", "nope", ""]))
 _TEXT = _mostly(st.text(min_size=1, max_size=20))
 _SESSIONS_REQUEST = st.fixed_dictionaries(
-    {"operation": _mostly(st.sampled_from(["list", "messages", "dismiss", "purge"]))},
+    {
+        "operation": _mostly(
+            st.sampled_from(["list", "messages", "dismiss", "restore", "rename", "purge", "x"])
+        )
+    },
     optional={
         "conversation_id": _IDS,
+        "name": _mostly(st.one_of(st.none(), st.text(max_size=30))),
+        "force": _mostly(st.booleans()),
+        "archived": _mostly(st.booleans()),
         "cursor": _mostly(st.text(max_size=20)),
         "limit": _mostly(st.integers(-2, 102)),
     },

@@ -17,7 +17,7 @@ from typing import Any
 
 from core.config import DB_FILENAME, resolve_data_dir
 from core.errors import DelegateError, InternalError, InvalidRequest, StoreError
-from core.models import SessionScope
+from core.models import SessionScope, SessionSort
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact, redact_data
 
@@ -75,7 +75,8 @@ async def cmd_tool(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
 
 
 async def cmd_sessions_list(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    page = await orch.list_sessions(args.limit, args.cursor, scope=SessionScope(top_level=False))
+    scope = SessionScope(top_level=False, archived=args.archived, sort=SessionSort(args.sort))
+    page = await orch.list_sessions(args.limit, args.cursor, scope=scope)
     if args.json:
         _print_json(page.model_dump(mode="json"))
         return EXIT_OK
@@ -102,17 +103,6 @@ async def cmd_sessions_show(orch: AgentOrchestrator, args: argparse.Namespace) -
     render.session_detail(
         render.make_console(), session, page, orch.clock(), newest=args.cursor is None
     )
-    return EXIT_OK
-
-
-async def cmd_sessions_dismiss(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    session = await orch.dismiss(args.conversation_id)
-    if args.json:
-        _print_json({"status": "ok"})
-    else:
-        from tui.render import shown
-
-        print(shown(f"dismissed {session.conversation_id} ({session.agent_id}: {session.title})"))
     return EXIT_OK
 
 
@@ -231,6 +221,10 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
 
 
 async def cmd_demo(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    if args.clear:
+        removed = await orch.clear_demo()
+        print(f"removed {removed} demo sessions from {orch.store.path}")
+        return EXIT_OK
     from core import demo
     from core.clock import to_us
     from core.tokens import count_tokens
@@ -385,6 +379,13 @@ def build_parser() -> argparse.ArgumentParser:
     s_list.add_argument("--cursor", help="next_cursor from a previous page")
     s_list.add_argument("--json", action="store_true", help="print the tool's JSON")
     s_list.add_argument("--plain", action="store_true", help=PLAIN_HELP)
+    s_list.add_argument("--archived", action="store_true", help="list the archive instead")
+    s_list.add_argument(
+        "--sort",
+        choices=[s.value for s in SessionSort],
+        default=SessionSort.ACTIVITY.value,
+        help="activity: newest activity first (default); created: newest created first",
+    )
     s_list.set_defaults(handler=cmd_sessions_list)
     s_show = ssub.add_parser("show", help="a session and its last messages")
     s_show.add_argument("conversation_id")
@@ -392,10 +393,9 @@ def build_parser() -> argparse.ArgumentParser:
     s_show.add_argument("--cursor", help="next_cursor to page back to older messages")
     s_show.add_argument("--json", action="store_true")
     s_show.set_defaults(handler=cmd_sessions_show)
-    s_dismiss = ssub.add_parser("dismiss", help="remove a session from the reusable pool")
-    s_dismiss.add_argument("conversation_id")
-    s_dismiss.add_argument("--json", action="store_true")
-    s_dismiss.set_defaults(handler=cmd_sessions_dismiss)
+    from tui import cli_archive
+
+    cli_archive.add_parser(ssub)
 
     s_stop = ssub.add_parser(
         "stop", help="stop a session's run in flight, whichever process on this host drives it"
@@ -429,6 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="fill the store with deterministic demo sessions")
     demo.add_argument("--sessions", type=int, default=50, help="how many (50)")
+    demo.add_argument("--clear", action="store_true", help="remove the demo sessions instead")
     demo.set_defaults(handler=cmd_demo)
 
     history = sub.add_parser("history", help="launches, follow-ups and dismissals")

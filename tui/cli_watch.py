@@ -29,6 +29,9 @@ from core.events import (
     RunOutput,
     RunsChanged,
     SessionDismissed,
+    SessionPurged,
+    SessionRenamed,
+    SessionRestored,
     SessionsChanged,
     WatchStatus,
 )
@@ -169,7 +172,13 @@ def _what(event: BusEvent) -> str:
         case FollowUpCompleted():
             return f"follow-up on {_short(event.conversation_id)}: {event.status.value}"
         case SessionDismissed():
-            return f"dismissed {_short(event.conversation_id)}"
+            return f"archived {_short(event.conversation_id)}"
+        case SessionRestored():
+            return f"restored {_short(event.conversation_id)}"
+        case SessionRenamed():
+            return f"renamed {_short(event.conversation_id)}"
+        case SessionPurged():
+            return f"purged {_short(event.conversation_id)}"
     return event.kind
 
 

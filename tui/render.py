@@ -65,7 +65,7 @@ def sessions_table(
             "id": _label(ids, s.conversation_id),
             "agent": shown(s.agent_id),
             "state": s.state.value,
-            "title": shown(s.title) or "(untitled)",
+            "title": shown(s.shown_title) or "(untitled)",
             "where": shown(s.cwd + (f" · {s.git_branch}" if s.git_branch else "")),
             "last": fmt.ago(s.last_interacted_at, now),
             "turns": str(s.metrics.turns),
@@ -112,7 +112,7 @@ def _plain_sessions(console: Console, page: SessionPage, now: datetime) -> None:
             str(s.metrics.turns),
             fmt.meter(s.context),
             where,
-            s.title or "(untitled)",
+            s.shown_title or "(untitled)",
         )
         lines.append("\t".join(_cell(c) for c in cells))
     if page.next_cursor:
@@ -145,7 +145,7 @@ def session_detail(
             f" · {fmt.ago(session.last_interacted_at, now)}",
         )
     )
-    console.print(Text(shown(session.title), style="italic"))
+    console.print(Text(shown(session.shown_title), style="italic"))
     total = max(session.metrics.messages, len(page.messages))
     for back, message in reversed(list(enumerate(page.messages))):  # oldest of the page first
         tool = fmt.tool_label(message)

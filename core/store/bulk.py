@@ -53,3 +53,19 @@ class BulkRepository:
             await db.executemany(
                 "UPDATE sessions SET context_tokens = ? WHERE conversation_id = ?", reported
             )
+
+    async def delete(self, conversation_ids: Sequence[str]) -> int:
+        """Delete these sessions (none with a run in flight), without tombstones; how many.
+
+        For data delegate made up itself (the demo): nothing to keep out of imports.
+        """
+        if not conversation_ids:
+            return 0
+        marks = ", ".join("?" * len(conversation_ids))
+        async with self._db.transaction() as db:
+            cursor = await db.execute(
+                f"DELETE FROM sessions WHERE conversation_id IN ({marks})"
+                " AND state NOT IN ('pending', 'running')",
+                tuple(conversation_ids),
+            )
+            return max(cursor.rowcount, 0)

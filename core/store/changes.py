@@ -46,8 +46,9 @@ class ChangeSet:
     """What changed after a cursor, and the cursor to pass next time."""
 
     cursor: ChangeCursor
-    sessions: tuple[str, ...] = ()  # conversation ids changed or added
-    removed: tuple[str, ...] = ()  # conversation ids dismissed (or re-keyed away)
+    sessions: tuple[str, ...] = ()  # conversation ids changed or added to the pool
+    # Conversation ids that left the reusable pool: archived, purged, or re-keyed away.
+    removed: tuple[str, ...] = ()
     runs: tuple[str, ...] = ()  # run ids changed or added
     history: tuple[StoredHistory, ...] = field(default=())
 
@@ -56,9 +57,12 @@ class ChangeSet:
         return not (self.sessions or self.removed or self.runs or self.history)
 
 
-# One statement, so one WAL snapshot: ids and the counter agree.
+# One statement, so one WAL snapshot: ids and the counter agree. An archived
+# session changed ('a') has left the pool: a removal to whoever shows the pool.
 _SQL_CHANGED = """
-SELECT 's' AS what, conversation_id AS id, change_seq AS seq FROM sessions WHERE change_seq > ?1
+SELECT CASE WHEN archived_at IS NULL THEN 's' ELSE 'a' END AS what,
+       conversation_id AS id, change_seq AS seq
+    FROM sessions WHERE change_seq > ?1
 UNION ALL
 SELECT 'd', conversation_id, change_seq FROM session_removals WHERE change_seq > ?1
 UNION ALL
@@ -104,7 +108,7 @@ class ChangesRepository:
                 continue
             elif what == "s":
                 sessions[ident] = at
-            elif what == "d":
+            elif what in ("d", "a"):
                 removed[ident] = max(at, removed.get(ident, 0))
             else:
                 runs.append(ident)

@@ -1,6 +1,8 @@
-"""Tombstones: dismissing a session, and remembering that it was dismissed.
+"""Tombstones: purging a session, and remembering that it was purged.
 
-A dismissed id is never re-created by an import (see core.store.imports).
+A purged id is never re-created by an import (see core.store.imports). The
+table keeps its first name, ``dismissed``: dismissing deleted before the
+archive existed (issue 9).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from core.errors import DismissRefused, UnknownConversation
 from core.models import Session, SessionState
 from core.store.database import Database, first_row
-from core.store.rows import SESSION_COLUMNS, session_from_row
+from core.store.rows import session_columns, session_from_row
 
 BeforeWrite = Callable[[], Awaitable[None]]
 
@@ -31,35 +33,53 @@ class TombstonesRepository:
         self._db = db
         self._before_dismiss = before_dismiss
 
-    async def dismiss(self, conversation_id: str, at_us: int) -> Session:
-        """Remove a session and everything stored for it; remember the id as dismissed."""
+    async def purge(self, conversation_id: str, at_us: int, *, force: bool = False) -> Session:
+        """Remove a session and everything stored for it; remember the id as purged.
+
+        Only an archived session, unless ``force``; never one whose run is in flight.
+        Its sub-agents go with it.
+        """
         await self._before_dismiss()
         async with self._db.transaction() as db:
             row = first_row(
                 await db.execute_fetchall(
-                    f"SELECT {SESSION_COLUMNS} FROM sessions WHERE conversation_id = ?",
+                    f"SELECT {session_columns()} FROM sessions WHERE conversation_id = ?",
                     (conversation_id,),
                 )
             )
             if row is None:
                 raise UnknownConversation(conversation_id)
             session = session_from_row(row)
-            if session.state is SessionState.PENDING:
-                raise DismissRefused(
-                    f"detached session {conversation_id!r} is still pending; "
-                    "dismiss it once it is ready"
+            if session.state in (SessionState.PENDING, SessionState.RUNNING):
+                raise DismissRefused.busy(
+                    conversation_id, pending=session.state is SessionState.PENDING
                 )
-            if session.state is SessionState.RUNNING:
+            if session.archived_at is None and not force:
                 raise DismissRefused(
-                    f"session {conversation_id!r} is still running; dismiss it when the run ends"
+                    f"session {conversation_id!r} is not archived: archive it first"
+                    " (dismiss), or purge it with force"
+                )
+            busy = await db.execute_fetchall(
+                "SELECT conversation_id FROM sessions WHERE parent_id = ?"
+                " AND state IN ('pending', 'running') LIMIT 1",
+                (conversation_id,),
+            )
+            if busy:
+                raise DismissRefused(
+                    f"a sub-agent of session {conversation_id!r} is still running;"
+                    " purge it when the run ends"
                 )
             await db.execute(
                 "INSERT OR REPLACE INTO dismissed(conversation_id, source, dismissed_at)"
-                " VALUES (?, ?, ?)",
-                (conversation_id, session.source, at_us),
+                " SELECT conversation_id, source, ?1 FROM sessions"
+                " WHERE conversation_id = ?2 OR parent_id = ?2",
+                (at_us, conversation_id),
             )
             # Messages and runs go with the session (ON DELETE CASCADE).
-            await db.execute("DELETE FROM sessions WHERE conversation_id = ?", (conversation_id,))
+            await db.execute(
+                "DELETE FROM sessions WHERE conversation_id = ?1 OR parent_id = ?1",
+                (conversation_id,),
+            )
         return session
 
     async def is_dismissed(self, conversation_id: str) -> bool:

@@ -78,12 +78,12 @@ async def test_files_the_walk_would_skip_are_left_alone(
     assert _indexed(data_dir) == set()
 
 
-async def test_a_dismissed_session_is_not_brought_back(
+async def test_a_purged_session_is_not_brought_back(
     orch: AgentOrchestrator, empty_homes: Homes
 ) -> None:
     path = write(empty_homes.claude_file("-work-app", f"{SESSION}.jsonl"), user("u1", "hello"))
     await import_files(orch.store, [str(path)], empty_homes.claude, empty_homes.codex)
-    await orch.dismiss(SESSION)
+    await orch.purge(SESSION, force=True)
     append(path, line(assistant("a1", "hi", "m1")))
 
     await import_files(orch.store, [str(path)], empty_homes.claude, empty_homes.codex)

@@ -130,9 +130,10 @@ async def test_torn_last_line_waits_for_its_newline(
     assert (session.metrics.turns, session.metrics.messages) == (2, 3)
 
 
-async def test_dismissed_sessions_stay_dismissed(orch: AgentOrchestrator, realdata: Homes) -> None:
+async def test_purged_sessions_stay_purged(orch: AgentOrchestrator, realdata: Homes) -> None:
     await orch.import_sources(realdata.claude, realdata.codex)
     await orch.dismiss(CLAUDE_ID)
+    await orch.purge(CLAUDE_ID)
     append(_claude(realdata), line(user("u-late", "still there?", "2026-02-18T09:00:00.000Z")))
 
     report = await orch.import_sources(realdata.claude, realdata.codex)

@@ -122,12 +122,12 @@ async def test_missing_folders_poll_until_one_appears_then_watch(
             )
 
 
-async def test_a_dismissed_session_stays_dismissed_when_its_transcript_grows(
+async def test_a_purged_session_stays_purged_when_its_transcript_grows(
     orch: AgentOrchestrator, homes: tuple[Path, Path]
 ) -> None:
     claude, codex = homes
     await orch.import_sources(claude, codex, workers=0)
-    await orch.dismiss(CLAUDE_SESSION)
+    await orch.purge(CLAUDE_SESSION, force=True)
     transcript = claude / "projects" / CLAUDE_PROJECT / f"{CLAUDE_SESSION}.jsonl"
     other = next(p for p in (claude / "projects").rglob("*.jsonl") if p != transcript)
     with recording(orch.bus) as seen:

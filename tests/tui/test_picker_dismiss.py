@@ -1,4 +1,7 @@
-"""Dismiss: with and without the confirm modal, the undo window, what the store keeps."""
+"""Archive (ctrl+d, asked first), undo (ctrl+z restores), rename (ctrl+r): what the store keeps.
+
+Archiving is written at once and deletes nothing; undo restores the session.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Static
+from textual.widgets import Input, Static
 from tui_support import (
     DEMO_SESSIONS,
     AppFactory,
@@ -20,6 +23,7 @@ from tui_support import (
     started,
     static_text,
     status_panel,
+    type_text,
     wait_until,
     widget_text,
 )
@@ -27,8 +31,9 @@ from tui_support import (
 from core.config import DB_FILENAME
 from core.demo import demo_id
 from tui.app import DelegateApp
-from tui.modals.confirm_dismiss import ConfirmDismiss
-from tui.widgets.history import SessionDismissedCell
+from tui.modals.confirm_dismiss import ConfirmDismiss, ConfirmPurge
+from tui.modals.rename import RenameSession
+from tui.widgets.history import SessionDismissedCell, SessionRenamedCell, SessionRestoredCell
 
 SHORT = 0.3
 
@@ -57,11 +62,29 @@ def stored(data_dir: Path, conversation_id: str) -> bool:
     return row is not None
 
 
+def archived(data_dir: Path, conversation_id: str) -> bool:
+    """Whether the stored session is in the archive, seen from another connection."""
+    with sqlite3.connect(data_dir / DB_FILENAME) as db:
+        row = db.execute(
+            "SELECT archived_at IS NOT NULL FROM sessions WHERE conversation_id = ?",
+            (conversation_id,),
+        ).fetchone()
+    return bool(row and row[0])
+
+
+def stored_name(data_dir: Path, conversation_id: str) -> str | None:
+    with sqlite3.connect(data_dir / DB_FILENAME) as db:
+        row = db.execute(
+            "SELECT name FROM sessions WHERE conversation_id = ?", (conversation_id,)
+        ).fetchone()
+    return row[0] if row else None
+
+
 def status_text(app: object) -> str:
     return static_text(status_panel(app))  # type: ignore[arg-type]
 
 
-async def test_dismiss_asks_naming_the_session_then_removes_it(
+async def test_archive_asks_naming_the_session_then_archives_it(
     demo_dir: Path, make_app: AppFactory
 ) -> None:
     app = make_app(demo_dir)
@@ -73,24 +96,25 @@ async def test_dismiss_asks_naming_the_session_then_removes_it(
         modal = app.screen
         assert isinstance(modal, ConfirmDismiss)
         text = static_text(modal.query_one(Static))
-        assert "Dismiss this session?" in text
+        assert "Archive this session?" in text
         assert f"tester · {demo_id(1)[:8]}" in text
         assert "Write property tests for the cursor encoder" in text
+        assert "transcript files are never deleted" in text
+        assert modal.focused is not None
+        assert modal.focused.id == "keep"
 
-        await pilot.press("ctrl+d", "ctrl+d")
+        await pilot.press("ctrl+d")
         await settle(pilot)
         assert picker(app).is_current
         assert demo_id(1) not in listed_ids(app)
         assert listed_ids(app)[:2] == [demo_id(0), demo_id(2)]
-        assert any("Session dismissed" in n and "ctrl+z to undo" in n for n in notifications(app))
-        # Inside the undo window nothing is deleted yet.
+        assert any("Session archived" in n and "ctrl+z to undo" in n for n in notifications(app))
+        # Written at once, and nothing deleted: the archive keeps it.
+        await wait_until(pilot, lambda: archived(demo_dir, demo_id(1)), what="the archive")
         assert stored(demo_dir, demo_id(1))
-        await wait_until(
-            pilot, lambda: "1 dismissal pending" in status_text(app), what="the pending note"
-        )
 
 
-async def test_the_dismissal_is_committed_when_the_window_closes(
+async def test_the_archive_leaves_the_counts_and_shows_in_the_history(
     demo_dir: Path, make_app: AppFactory
 ) -> None:
     app = make_app(demo_dir, undo_seconds=SHORT)
@@ -98,7 +122,7 @@ async def test_the_dismissal_is_committed_when_the_window_closes(
         await started(pilot)
         await pilot.press("down", "ctrl+d", "ctrl+d")
         await wait_until(
-            pilot, lambda: not stored(demo_dir, demo_id(1)), seconds=5, what="the commit"
+            pilot, lambda: archived(demo_dir, demo_id(1)), seconds=5, what="the archive"
         )
         await wait_until(
             pilot,
@@ -135,7 +159,9 @@ async def test_keeping_the_session_in_the_modal_changes_nothing(
         assert stored(demo_dir, demo_id(0))
 
 
-async def test_dismiss_now_skips_the_question(demo_dir: Path, make_app: AppFactory) -> None:
+async def test_the_highlight_moves_on_after_an_archive(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
     app = make_app(demo_dir, undo_seconds=SHORT)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
@@ -149,12 +175,10 @@ async def test_dismiss_now_skips_the_question(demo_dir: Path, make_app: AppFacto
         header = widget_text(preview(app), "#preview-header")
         assert demo_id(1) in header
         assert demo_id(0) not in header
-        await wait_until(pilot, lambda: not stored(demo_dir, demo_id(0)), what="the commit")
+        await wait_until(pilot, lambda: archived(demo_dir, demo_id(0)), what="the archive")
 
 
-async def test_undo_brings_the_row_back_and_the_store_keeps_it(
-    demo_dir: Path, make_app: AppFactory
-) -> None:
+async def test_undo_restores_the_session(demo_dir: Path, make_app: AppFactory) -> None:
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await started(pilot)
@@ -164,19 +188,29 @@ async def test_undo_brings_the_row_back_and_the_store_keeps_it(
         await pilot.press("ctrl+z")
         await settle(pilot)
         assert listed_ids(app)[:4] == [demo_id(i) for i in range(4)]
-        assert any("Kept" in n for n in notifications(app))
-        assert not len(picker(app).dismissals)  # the window's timer is gone with it
+        assert any("Restored" in n for n in notifications(app))
+        await wait_until(
+            pilot,
+            lambda: (
+                [type(c) for c in history_cells(app)] == [SessionDismissedCell, SessionRestoredCell]
+            ),
+            what="archived, then restored, in the history",
+        )
         assert stored(demo_dir, demo_id(2))
+        assert not archived(demo_dir, demo_id(2))
         assert demo_id(2) in listed_ids(app)
-        assert history_cells(app) == []
-        assert status_text(app).startswith(f"{DEMO_SESSIONS} reusable")
+        await wait_until(
+            pilot,
+            lambda: status_text(app).startswith(f"{DEMO_SESSIONS} reusable"),
+            what="the count back",
+        )
         # Nothing left to undo.
         await pilot.press("ctrl+z")
         await settle(pilot)
         assert any("Nothing to undo." in n for n in notifications(app))
 
 
-async def test_a_reload_inside_the_undo_window_does_not_bring_the_row_back(
+async def test_a_reload_after_an_archive_does_not_bring_the_row_back(
     demo_dir: Path, make_app: AppFactory
 ) -> None:
     app = make_app(demo_dir)
@@ -192,18 +226,122 @@ async def test_a_reload_inside_the_undo_window_does_not_bring_the_row_back(
         await pilot.press("ctrl+z")
         await settle(pilot)
         assert listed_ids(app)[:2] == [demo_id(0), demo_id(1)]
-        assert stored(demo_dir, demo_id(0))
+        await wait_until(pilot, lambda: not archived(demo_dir, demo_id(0)), what="the restore")
 
 
-async def test_quitting_commits_pending_dismissals(demo_dir: Path, make_app: AppFactory) -> None:
+async def test_quitting_right_after_an_archive_keeps_it(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
     app = make_app(demo_dir)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(pilot)
-        await pilot.press("ctrl+d", "ctrl+d")
-        await settle(pilot)
-        # A long window (60 s): only quitting can commit it within this test.
-        assert stored(demo_dir, demo_id(0))
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+d", "ctrl+d", "ctrl+q")
         await pilot.pause()
-    assert not stored(demo_dir, demo_id(0))
-    assert stored(demo_dir, demo_id(1))
+    assert archived(demo_dir, demo_id(0))
+    assert not archived(demo_dir, demo_id(1))
+
+
+async def test_rename_names_the_row_and_escape_changes_nothing(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert isinstance(app.screen, RenameSession)
+        await type_text(pilot, "Release plan")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert picker(app).is_current
+        assert stored_name(demo_dir, demo_id(0)) is None
+
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await type_text(pilot, "Release plan")
+        await pilot.press("enter")
+        await wait_until(
+            pilot,
+            lambda: stored_name(demo_dir, demo_id(0)) == "Release plan",
+            what="the name stored",
+        )
+        await wait_until(
+            pilot,
+            lambda: any(isinstance(c, SessionRenamedCell) for c in history_cells(app)),
+            what="the rename in the history",
+        )
+        renamed = next(c for c in history_cells(app) if isinstance(c, SessionRenamedCell))
+        assert "Release plan" in str(renamed.render())
+        highlighted = session_list(app).highlighted_session
+        assert highlighted is not None
+        assert highlighted.shown_title == "Release plan"  # the row's session, renamed
+
+        # An empty name clears it: the first prompt shows again.
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert app.screen.query_one(Input).value == "Release plan"  # the name to edit
+        await pilot.press("end", *["backspace"] * len("Release plan"), "enter")
+        await wait_until(
+            pilot, lambda: stored_name(demo_dir, demo_id(0)) is None, what="the name cleared"
+        )
+
+
+async def _highlight_archived(pilot: Any, app: DelegateApp) -> str:
+    """Archive the highlighted session in the store and show its row as archived
+    (what the archive view lists), highlighted."""
+    screen = picker(app)
+    session = session_list(app).highlighted_session
+    assert session is not None
+    archived_session = await screen.orchestrator.archive(session.conversation_id)
+    session_list(app).replace_session(archived_session)
+    screen.refresh_bindings()
+    await settle(pilot)
+    return session.conversation_id
+
+
+async def test_ctrl_d_restores_an_archived_session(demo_dir: Path, make_app: AppFactory) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await started(pilot)
+        cid = await _highlight_archived(pilot, app)
+        assert archived(demo_dir, cid)
+        await pilot.press("ctrl+d")  # no question: restoring loses nothing
+        await wait_until(pilot, lambda: not archived(demo_dir, cid), what="the restore")
+        assert not isinstance(app.screen, ConfirmDismiss)
+        await wait_until(
+            pilot, lambda: any("Restored" in n for n in notifications(app)), what="the notice"
+        )
+
+
+async def test_purge_asks_and_only_the_purge_button_purges(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        # A session of the pool is not purged: shift+delete does nothing.
+        await pilot.press("shift+delete")
+        await settle(pilot)
+        assert picker(app).is_current
+        cid = await _highlight_archived(pilot, app)
+        await pilot.press("shift+delete")
+        await settle(pilot)
+        modal = app.screen
+        assert isinstance(modal, ConfirmPurge)
+        text = static_text(modal.query_one(Static))
+        assert "Purge this archived session?" in text
+        assert "transcript files are never deleted" in text
+        await pilot.press("enter")  # on "Keep"
+        await settle(pilot)
+        assert picker(app).is_current
+        assert stored(demo_dir, cid)
+        await pilot.press("shift+delete")
+        await settle(pilot)
+        await pilot.press("ctrl+d", "y", "escape")  # no chord or letter purges
+        await settle(pilot)
+        assert stored(demo_dir, cid)
+        await pilot.press("shift+delete")
+        await settle(pilot)
+        await pilot.press("tab", "enter")
+        await wait_until(pilot, lambda: not stored(demo_dir, cid), what="the purge")
+        assert cid not in listed_ids(app)

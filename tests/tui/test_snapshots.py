@@ -252,33 +252,6 @@ def test_wide_history_hidden(
     assert snap_compare(make_app(demo_dir), terminal_size=WIDE, run_before=run_before)
 
 
-# --- dismiss -------------------------------------------------------------------
-
-
-def test_dismiss_modal(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory) -> None:
-    """'d': the modal names the session (agent, id, title, turns, size, age)."""
-
-    async def run_before(pilot: Pilot[None]) -> None:
-        await _ready(pilot)
-        await pilot.press("ctrl+d")
-        await settle(pilot)
-
-    assert snap_compare(make_app(demo_dir), terminal_size=MEDIUM, run_before=run_before)
-
-
-def test_dismissed_with_undo(
-    snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory
-) -> None:
-    """ctrl+d: the row gone, the undo toast, 'dismissal pending · ctrl+z to undo' in the status."""
-
-    async def run_before(pilot: Pilot[None]) -> None:
-        await _ready(pilot)
-        await pilot.press("ctrl+d", "ctrl+d")
-        await settle(pilot)
-
-    assert snap_compare(make_app(demo_dir), terminal_size=MEDIUM, run_before=run_before)
-
-
 # --- empty state, help, new delegate, failures -----------------------------------
 
 

@@ -1,4 +1,9 @@
-"""Ask before dismissing: the modal names the session it would remove."""
+"""Ask before archiving or purging: the modal names the session it would act on.
+
+Archiving keeps everything (ctrl+z or the archive view brings it back);
+purging frees what delegate stored, for good. Neither ever deletes a transcript
+file Claude Code or Codex wrote: each dialog says so.
+"""
 
 from __future__ import annotations
 
@@ -13,16 +18,31 @@ from tui import formatting as fmt
 from tui.modals.confirm import ConfirmModal
 from tui.safe_text import first_line
 
+TRANSCRIPTS_KEPT = "Claude Code and Codex transcript files are never deleted."
+
+
+def _about(session: Session, now: datetime) -> Text:
+    """Which session: agent, id, title, size and when it was last used."""
+    text = Text()
+    text.append(f"{session.agent_id} · {fmt.short_id(session.conversation_id)}\n", "bold")
+    text.append(first_line(session.shown_title or "(untitled)", 56) + "\n")
+    text.append(
+        f"{session.metrics.turns} turns · {fmt.size(session.metrics.bytes)} · "
+        f"last used {fmt.ago(session.last_interacted_at, now)}\n\n",
+        "dim",
+    )
+    return text
+
 
 class ConfirmDismiss(ConfirmModal):
-    """Returns True to dismiss, False to keep. "Keep" has the focus."""
+    """Returns True to archive, False to keep. "Keep" has the focus; ctrl+d archives."""
 
     DESTRUCTIVE_ID = "dismiss"
-    destructive_label = "Dismiss (ctrl+d)"
+    destructive_label = "Archive (ctrl+d)"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
-            "ctrl+d", "answer(True)", "Dismiss", id="dismiss.yes", tooltip="Dismiss the session"
+            "ctrl+d", "answer(True)", "Archive", id="dismiss.yes", tooltip="Archive the session"
         ),
         Binding("escape", "answer(False)", "Keep", id="dismiss.no", tooltip="Keep the session"),
     ]
@@ -33,15 +53,39 @@ class ConfirmDismiss(ConfirmModal):
         self._now = now
 
     def question(self) -> Text:
-        s = self.session
         text = Text()
-        text.append("Dismiss this session?\n\n", "bold")
-        text.append(f"{s.agent_id} · {fmt.short_id(s.conversation_id)}\n", "bold")
-        text.append(first_line(s.title or "(untitled)", 56) + "\n")
+        text.append("Archive this session?\n\n", "bold")
+        text.append_text(_about(self.session, self._now))
         text.append(
-            f"{s.metrics.turns} turns · {fmt.size(s.metrics.bytes)} · "
-            f"last used {fmt.ago(s.last_interacted_at, self._now)}\n\n",
+            "It leaves the list for the archive; nothing is deleted (ctrl+z brings it back). "
+            + TRANSCRIPTS_KEPT,
             "dim",
         )
-        text.append("It leaves the reusable pool and its stored messages are freed.", "dim")
+        return text
+
+
+class ConfirmPurge(ConfirmModal):
+    """Returns True to purge, False to keep. Only tab to "Purge", then enter, purges."""
+
+    DESTRUCTIVE_ID = "purge"
+    destructive_label = "Purge"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "answer(False)", "Keep", id="purge.no", tooltip="Keep the session"),
+    ]
+
+    def __init__(self, session: Session, now: datetime) -> None:
+        super().__init__()
+        self.session = session
+        self._now = now
+
+    def question(self) -> Text:
+        text = Text()
+        text.append("Purge this archived session?\n\n", "bold")
+        text.append_text(_about(self.session, self._now))
+        text.append(
+            "What delegate stored for it is freed for good and an import will not bring it "
+            "back. " + TRANSCRIPTS_KEPT,
+            "dim",
+        )
         return text

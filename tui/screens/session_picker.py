@@ -4,7 +4,7 @@ A reusable ``Screen``: another Textual app can push it with an orchestrator.
 The screen composes widgets that own their data — :class:`FilterBar` (the
 query, debounced), :class:`SessionList` (paging), :class:`PreviewPane` (preview
 paging, the streamed reply), :class:`StatusPanel`, :class:`HistoryTimeline`,
-:class:`Dismissals` (the undo window) and :class:`BackgroundImport` — and wires
+:class:`Dismissals` (archive and undo) and :class:`BackgroundImport` — and wires
 them: it routes core events (through :mod:`tui.bridge`) and runs the actions
 that open a modal (resume, launch, dismiss, help).
 """
@@ -43,12 +43,13 @@ from tui.bridge import (
 from tui.commands import PickerCommands
 from tui.list_scope import ListScope
 from tui.live import polling_note
-from tui.modals.confirm_dismiss import ConfirmDismiss
+from tui.modals.confirm_dismiss import ConfirmDismiss, ConfirmPurge
 from tui.modals.confirm_stop import ConfirmStop
 from tui.modals.follow_up import FollowUpPrompt
 from tui.modals.help import HelpScreen, help_rows
 from tui.modals.new_delegate import LaunchRequest, NewDelegate, agent_choices, default_choice
 from tui.modals.other_folder import OtherFolder
+from tui.modals.rename import RenameSession
 from tui.safe_text import first_line
 from tui.screens.conversation import ConversationScreen
 from tui.widgets.background_import import BackgroundImport, ImportRoots
@@ -133,6 +134,33 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             id="picker.archive",
             priority=True,
             tooltip="Move the highlighted session to the archive, after confirming",
+        ),
+        Binding(
+            "ctrl+d",
+            "restore_session",
+            "Restore",
+            id="picker.restore",
+            priority=True,
+            tooltip="Bring the highlighted archived session back into the list",
+        ),
+        Binding(
+            "ctrl+r",
+            "rename_session",
+            "Rename",
+            id="picker.rename",
+            priority=True,
+            show=False,
+            tooltip="Name the highlighted session (an empty name clears it)",
+        ),
+        Binding(
+            "shift+delete",
+            "purge_session",
+            "Purge",
+            id="picker.purge",
+            priority=True,
+            show=False,
+            tooltip="Free what delegate stored for the highlighted archived session, after"
+            " confirming",
         ),
         Binding(
             "ctrl+z",
@@ -306,7 +334,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     def compose(self) -> ComposeResult:
         orch = self.orchestrator
-        dismissals = Dismissals(orch.dismiss, undo_seconds=self.undo_seconds)
+        dismissals = Dismissals(orch.archive, orch.restore, undo_seconds=self.undo_seconds)
         yield dismissals
         yield BackgroundImport(orch.import_sources, self.import_roots or (None, None))
         yield LiveRows(orch.get_session)
@@ -432,8 +460,6 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         if self._detached:
             return
         notes = []
-        if pending := len(self.dismissals):
-            notes.append(f"{pending} dismissal pending · ctrl+z to undo")
         if self.background_import.note:
             notes.append(self.background_import.note)
         if self._watch_note:
@@ -480,6 +506,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @on(SessionList.Highlighted)
     def _highlighted(self, event: SessionList.Highlighted) -> None:
+        self.refresh_bindings()  # ctrl+d archives or restores, by what is highlighted
         self.preview.preview(event.session)
         self._show_position()
 
@@ -756,7 +783,16 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._count_listed()
         self._update_empty_state()
 
-    # --- dismiss (with an undo window) -----------------------------------
+    # --- the archive: archive, undo, restore, rename, purge --------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``ctrl+d`` archives a session of the pool and restores an archived one;
+        purge is for archived sessions only."""
+        if action in ("dismiss_session", "restore_session", "purge_session"):
+            session = self.sessions.highlighted_session
+            archived = session is not None and session.archived_at is not None
+            return archived if action != "dismiss_session" else not archived
+        return True
 
     def action_dismiss_session(self, confirm: bool) -> None:
         session = self.sessions.highlighted_session
@@ -767,7 +803,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             refused = DismissRefused.busy(session.conversation_id, pending=pending)
             self.notify(
                 f"{refused.code}: {refused.message}",
-                title="Cannot dismiss yet",
+                title="Cannot archive yet",
                 severity="warning",
             )
             return
@@ -787,8 +823,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._preview_highlighted()
         self.dismissals.start(session, index)
         self.notify(
-            f"Dismissed {session.agent_id} · {first_line(session.title, 40)} — ctrl+z to undo",
-            title="Session dismissed",
+            f"Archived {session.agent_id} · {first_line(session.shown_title, 40)} — ctrl+z to undo",
+            title="Session archived",
             timeout=self.undo_seconds,
             markup=False,  # the title is transcript text
         )
@@ -798,11 +834,14 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         if pending is None:
             self.notify("Nothing to undo.", timeout=2)
             return
-        self.sessions.insert_session(pending.session, pending.index)
+        back = pending.session.model_copy(update={"archived_at": None})
+        self.sessions.insert_session(back, pending.index)
         self.app.clear_notifications()
         cid = pending.session.conversation_id
         self.notify(
-            f"Kept {pending.session.agent_id} · {fmt.short_id(cid)}.", timeout=2, markup=False
+            f"Restored {pending.session.agent_id} · {fmt.short_id(cid)}.",
+            timeout=2,
+            markup=False,
         )
 
     @on(Dismissals.Changed)
@@ -811,8 +850,82 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @on(Dismissals.CommitFailed)
     def _dismissal_failed(self, event: Dismissals.CommitFailed) -> None:
-        self.notify(event.error.message, title="Dismiss failed", severity="error", markup=False)
+        self.notify(event.error.message, title="Archive failed", severity="error", markup=False)
         self.sessions.insert_session(event.pending.session, event.pending.index)
+
+    @on(Dismissals.RestoreFailed)
+    def _restore_failed(self, event: Dismissals.RestoreFailed) -> None:
+        self.notify(event.error.message, title="Restore failed", severity="error", markup=False)
+        self.sessions.remove_session(event.pending.session.conversation_id)
+
+    def action_restore_session(self) -> None:
+        session = self.sessions.highlighted_session
+        if session is not None and session.archived_at is not None:
+            self._restore(session)
+
+    @work(group="archive", name="restoring the session", exit_on_error=False)
+    async def _restore(self, session: Session) -> None:
+        try:
+            await self.orchestrator.restore(session.conversation_id)
+        except DelegateError as exc:
+            self.notify(exc.message, title="Restore failed", severity="error", markup=False)
+            return
+        self.sessions.remove_session(session.conversation_id)  # it left the archive
+        self._preview_highlighted()
+        self.notify(
+            f"Restored {session.agent_id} · {first_line(session.shown_title, 40)}.",
+            timeout=3,
+            markup=False,
+        )
+
+    def action_rename_session(self) -> None:
+        session = self.sessions.highlighted_session
+        if session is None:
+            return
+
+        def answered(name: str | None) -> None:
+            if name is not None:
+                self._rename(session, name)
+
+        self.app.push_screen(RenameSession(session), answered)
+
+    @work(group="archive", name="renaming the session", exit_on_error=False)
+    async def _rename(self, session: Session, name: str) -> None:
+        try:
+            renamed = await self.orchestrator.rename(session.conversation_id, name)
+        except DelegateError as exc:
+            self.notify(exc.message, title="Rename failed", severity="error", markup=False)
+            return
+        self.sessions.replace_session(renamed)
+        current = self.sessions.highlighted_session
+        if current is not None and current.conversation_id == renamed.conversation_id:
+            self.preview.preview(renamed)
+
+    def action_purge_session(self) -> None:
+        session = self.sessions.highlighted_session
+        if session is None or session.archived_at is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._purge(session)
+
+        self.app.push_screen(ConfirmPurge(session, self.clock()), answered)
+
+    @work(group="archive", name="purging the session", exit_on_error=False)
+    async def _purge(self, session: Session) -> None:
+        try:
+            await self.orchestrator.purge(session.conversation_id)
+        except DelegateError as exc:
+            self.notify(exc.message, title="Purge failed", severity="error", markup=False)
+            return
+        self.sessions.remove_session(session.conversation_id)
+        self._preview_highlighted()
+        self.notify(
+            f"Purged {session.agent_id} · {first_line(session.shown_title, 40)}.",
+            timeout=3,
+            markup=False,
+        )
 
     async def flush_dismissals(self) -> None:
         """Commit every dismissal still in its undo window and stop following the core.

@@ -1,100 +1,127 @@
-"""Dismissals with an undo window: nothing is deleted until the window closes.
+"""Archiving from the panel, and undoing it: undo restores.
 
-A non-visual widget: it owns the sessions dismissed a moment ago, their timers
-and the store commits; the screen takes the row out of the list and puts it
-back on undo, and hears about every change through :class:`Dismissals.Changed`.
+A non-visual widget: it archives a session in the store at once (nothing is
+deleted; the archive keeps it), remembers the sessions archived from this panel,
+newest last, and undo restores the latest one. The screen takes the row out of
+the list and puts it back on undo, and hears about every change through
+:class:`Dismissals.Changed`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from textual import work
 from textual.message import Message
-from textual.timer import Timer
 from textual.widget import Widget
+from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from core.errors import DelegateError
 from core.models import Session
 from tui.workers import ForwardsWorkerErrors
 
-UNDO_SECONDS = 6.0
+UNDO_SECONDS = 6.0  # how long the "archived — ctrl+z to undo" notice stays
+UNDO_KEPT = 50  # archives from this panel that undo can still take back, at most
 
-Committer = Callable[[str], Awaitable[object]]
+StoreCall = Callable[[str], Awaitable[object]]
 
 
 @dataclass
 class PendingDismissal:
-    """A dismissed row still inside its undo window."""
+    """A session archived from this panel, and where its row was."""
 
     session: Session
     index: int
-    timer: Timer
 
 
 class Dismissals(ForwardsWorkerErrors, Widget):
-    """Sessions inside their undo window, newest last."""
+    """Archive and restore through the store; the sessions undo can bring back."""
 
     DEFAULT_CSS = """
     Dismissals { display: none; }
     """
 
     class Changed(Message):
-        """A dismissal started, was undone or committed. Handle with ``on_dismissals_changed``."""
+        """An archive or a restore happened. Handle with ``on_dismissals_changed``."""
 
     class CommitFailed(Message):
-        """The store refused a dismissal: the row comes back. ``on_dismissals_commit_failed``."""
+        """The store refused to archive: the row comes back. ``on_dismissals_commit_failed``."""
 
         def __init__(self, pending: PendingDismissal, error: DelegateError) -> None:
             super().__init__()
             self.pending = pending
             self.error = error
 
-    def __init__(self, commit: Committer, *, undo_seconds: float = UNDO_SECONDS) -> None:
+    class RestoreFailed(Message):
+        """The store refused to restore. ``on_dismissals_restore_failed``."""
+
+        def __init__(self, pending: PendingDismissal, error: DelegateError) -> None:
+            super().__init__()
+            self.pending = pending
+            self.error = error
+
+    def __init__(
+        self, archive: StoreCall, restore: StoreCall, *, undo_seconds: float = UNDO_SECONDS
+    ) -> None:
         super().__init__()
-        self._commit = commit
+        self._archive = archive
+        self._restore = restore
         self.undo_seconds = undo_seconds
-        self._pending: dict[str, PendingDismissal] = {}
+        self._undoable: list[PendingDismissal] = []
+        self._in_flight: dict[str, Worker[None]] = {}
 
     def __len__(self) -> int:
-        return len(self._pending)
+        """Archives still being written to the store."""
+        return len(self._in_flight)
 
     def is_pending(self, conversation_id: str) -> bool:
-        return conversation_id in self._pending
+        """Whether the store has yet to hear that this session was archived."""
+        return conversation_id in self._in_flight
 
     def start(self, session: Session, index: int) -> None:
-        """``session`` (shown at ``index``) leaves the list; the store hears in a moment."""
-        cid = session.conversation_id
-        timer = self.set_timer(self.undo_seconds, lambda: self._commit_later(cid))
-        self._pending[cid] = PendingDismissal(session, index, timer)
-        self.post_message(self.Changed())
+        """Archive ``session`` (shown at ``index``); undo can bring it back."""
+        pending = PendingDismissal(session, index)
+        self._undoable = [*self._undoable[-(UNDO_KEPT - 1) :], pending]
+        self._in_flight[session.conversation_id] = self._archive_now(pending)
 
     def undo_last(self) -> PendingDismissal | None:
-        """Take back the latest dismissal; None when there is nothing to undo."""
-        if not self._pending:
+        """Restore the latest archive of this panel; None when there is nothing to undo."""
+        if not self._undoable:
             return None
-        pending = self._pending.pop(next(reversed(self._pending)))
-        pending.timer.stop()
-        self.post_message(self.Changed())
+        pending = self._undoable.pop()
+        self._restore_now(pending)
         return pending
 
-    @work(group="dismiss", name="dismissing the session", exit_on_error=False)
-    async def _commit_later(self, conversation_id: str) -> None:
-        await self.commit(conversation_id)
-
-    async def commit(self, conversation_id: str) -> None:
-        pending = self._pending.pop(conversation_id, None)
-        if pending is None:
-            return
-        pending.timer.stop()
+    @work(group="archive", name="archiving the session", exit_on_error=False)
+    async def _archive_now(self, pending: PendingDismissal) -> None:
+        cid = pending.session.conversation_id
         try:
-            await self._commit(conversation_id)
+            await self._archive(cid)
         except DelegateError as exc:
+            if pending in self._undoable:
+                self._undoable.remove(pending)
             self.post_message(self.CommitFailed(pending, exc))
+        finally:
+            self._in_flight.pop(cid, None)
+        self.post_message(self.Changed())
+
+    @work(group="archive", name="restoring the session", exit_on_error=False)
+    async def _restore_now(self, pending: PendingDismissal) -> None:
+        cid = pending.session.conversation_id
+        in_flight = self._in_flight.get(cid)
+        if in_flight is not None:
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await in_flight.wait()  # restore after the archive, never before it
+        try:
+            await self._restore(cid)
+        except DelegateError as exc:
+            self.post_message(self.RestoreFailed(pending, exc))
         self.post_message(self.Changed())
 
     async def commit_all(self) -> None:
-        """The app is closing: every dismissal still in its window is committed now."""
-        for cid in list(self._pending):
-            await self.commit(cid)
+        """The app is closing: wait for the archives still being written."""
+        for worker in list(self._in_flight.values()):
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await worker.wait()

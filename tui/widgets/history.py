@@ -22,6 +22,9 @@ from core.events import (
     HistoryEvent,
     RunInterrupted,
     SessionDismissed,
+    SessionPurged,
+    SessionRenamed,
+    SessionRestored,
 )
 from core.models import RunStatus
 from tui import formatting as fmt
@@ -169,12 +172,34 @@ class RunInterruptedCell(HistoryCell):
 
 
 class SessionDismissedCell(HistoryCell):
-    title = "⌫ dismissed"
+    """Dismissed: moved into the archive (kept, restorable)."""
+
+    title = "⌫ archived"
     css_class = "-dismissed"
 
     def detail(self) -> Text:
-        assert isinstance(self.event, SessionDismissed)
+        assert isinstance(self.event, SessionDismissed | SessionRestored | SessionPurged)
         return Text(first_line(self.event.title or "(untitled)", 100))
+
+
+class SessionRestoredCell(SessionDismissedCell):
+    title = "↺ restored"
+    css_class = ""
+
+
+class SessionPurgedCell(SessionDismissedCell):
+    title = "✕ purged"
+
+
+class SessionRenamedCell(HistoryCell):
+    title = "✎ renamed"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, SessionRenamed)
+        if e.name is None:
+            return Text(f"name cleared · {first_line(e.title or '(untitled)', 80)}")
+        return Text(first_line(e.name, 100))
 
 
 EventKey = tuple[str, str, str | None, datetime]
@@ -200,6 +225,9 @@ def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
         "follow_up_started": FollowUpStartedCell,
         "follow_up_completed": FollowUpCompletedCell,
         "session_dismissed": SessionDismissedCell,
+        "session_restored": SessionRestoredCell,
+        "session_renamed": SessionRenamedCell,
+        "session_purged": SessionPurgedCell,
         "run_interrupted": RunInterruptedCell,
     }[event.kind]
     return cell_class(event, clock)
