@@ -257,14 +257,17 @@ async def test_state_ready_and_our_own_messages(
     assert roles <= {"user", "assistant", "title"}
 
 
-async def test_dismissed_sessions_drop_out_and_stay_out(
+async def test_archived_and_purged_sessions_drop_out_and_stay_out(
     orch: AgentOrchestrator, homes: tuple[Path, Path], data_dir: Path
 ) -> None:
     await _imported(orch, homes)
     assert _ids(await orch.search_sessions(BODY_PHRASE)) == [CLAUDE_HELPER]
 
-    await orch.dismiss(CLAUDE_HELPER)
+    await orch.dismiss(CLAUDE_HELPER)  # archived: out of the pool's search, still indexed
     assert (await orch.search_sessions(BODY_PHRASE)).results == []
+    archive = SessionScope(archived=True)
+    assert _ids(await orch.search_sessions(BODY_PHRASE, scope=archive)) == [CLAUDE_HELPER]
+    await orch.purge(CLAUDE_HELPER)
     assert query(
         data_dir, "SELECT count(*) FROM search_docs WHERE conversation_id = ?", (CLAUDE_HELPER,)
     ) == [(0,)]
