@@ -154,3 +154,18 @@ def parse_query(text: str) -> ParsedQuery:
             " (agent:, state:, branch:, cwd:)"
         )
     return ParsedQuery(tuple(terms), {k: tuple(v) for k, v in filters.items()})
+
+
+def as_typed(text: str) -> str:
+    """``text`` as a search box sends it while the person is still typing: its last
+    word may still grow, so it searches as a prefix ("teammat" finds "teammates").
+
+    A filter, a quoted phrase, a word already ending in ``*`` and a query ending in
+    a space (the word is finished) are sent as typed.
+    """
+    if not text or text[-1].isspace() or text.count('"') % 2:
+        return text
+    last = text.split()[-1]
+    if last.endswith(("*", '"')) or _FILTER.match(last) or not _searchable(last):
+        return text
+    return text + "*"

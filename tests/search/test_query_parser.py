@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.errors import InvalidRequest
-from core.search.parser import ParsedQuery, Term, parse_query
+from core.search.parser import ParsedQuery, Term, as_typed, parse_query
 
 # Pieces that mean something to FTS5 or to our parser, mixed into random text.
 SYNTAX = st.sampled_from(
@@ -106,3 +106,33 @@ def test_the_cursor_key_depends_on_the_query() -> None:
     assert parse_query("a b").key() == parse_query("a   b").key()
     assert parse_query("a b").key() != parse_query('"a b"').key()
     assert parse_query("state:idle").key() != parse_query("state:ready").key()
+
+
+@pytest.mark.parametrize(
+    ("typed", "sent"),
+    [
+        ("teammat", "teammat*"),
+        ("retry logic", "retry logic*"),
+        ("retry logic ", "retry logic "),  # a space: the word is finished
+        ("pref*", "pref*"),
+        ('"a phrase"', '"a phrase"'),
+        ('"a phra', '"a phra'),  # inside an open quote
+        ("words agent:codex", "words agent:codex"),
+        ("state:ready", "state:ready"),
+        ("what?!", "what?!*"),
+        ("...", "..."),
+        ("", ""),
+    ],
+)
+def test_the_last_word_typed_searches_as_a_prefix(typed: str, sent: str) -> None:
+    assert as_typed(typed) == sent
+    try:
+        parse_query(typed)
+    except InvalidRequest:
+        return
+    parse_query(sent)  # a query that runs typed still runs as sent
+
+
+def test_a_word_typed_so_far_finds_what_the_whole_word_finds() -> None:
+    parsed = parse_query(as_typed("teammat"))
+    assert parsed.terms == (Term("teammat", prefix=True),)

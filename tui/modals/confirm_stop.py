@@ -35,6 +35,6 @@ class ConfirmStop(ConfirmModal):
         text = Text()
         text.append("Stop this run?\n\n", "bold")
         text.append(f"{s.agent_id} · {fmt.short_id(s.conversation_id)}\n", "bold")
-        text.append(first_line(s.title or "(untitled)", 56) + "\n\n")
+        text.append(first_line(s.shown_title or "(untitled)", 56) + "\n\n")
         text.append("The agent is stopped; the reply so far is kept.", "dim")
         return text

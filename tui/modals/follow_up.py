@@ -93,7 +93,7 @@ class FollowUpPrompt(ForwardsWorkerErrors, ModalScreen[str | None]):
         heading = Text()
         heading.append("Follow up", "bold")
         heading.append(f"  {s.agent_id} · {fmt.short_id(s.conversation_id)} · ")
-        heading.append(first_line(s.title or "(untitled)", 60), "italic")
+        heading.append(first_line(s.shown_title or "(untitled)", 60), "italic")
         with Vertical():
             yield Static(heading)
             problem = Static("", id="follow-up-problem")

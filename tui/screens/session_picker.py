@@ -30,6 +30,7 @@ from core.events import HistoryEvent
 from core.models import SearchPage, SearchResult, Session, SessionSort, SessionState
 from core.orchestrator import AgentOrchestrator
 from core.reopen import ReopenPlan, opens_interactively, reopen_plan, run_attached
+from core.search.parser import as_typed
 from tui import formatting as fmt
 from tui.bridge import (
     HistoryPosted,
@@ -389,7 +390,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         """A search's page of ranked results, or without a query a page of the list."""
         if query:
             return await self.orchestrator.search_sessions(
-                query, limit, cursor, scope=self.scope.session_scope()
+                as_typed(query), limit, cursor, scope=self.scope.session_scope()
             )
         page = await self.orchestrator.list_sessions(
             limit, cursor, scope=self.scope.session_scope()

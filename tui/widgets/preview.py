@@ -254,7 +254,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self.page_number = page_number
         self._newer = newer
         header = Text()
-        header.append(first_line(session.title or "(untitled)", 200), "bold")
+        header.append(first_line(session.shown_title or "(untitled)", 200), "bold")
         header.append("\n")
         header.append(f"{session.agent_id} · {session.mode.value} · {session.state.value}", "dim")
         header.append(f" · {fmt.size(session.metrics.bytes)} · ", "dim")
