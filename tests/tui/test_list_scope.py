@@ -323,3 +323,32 @@ async def test_the_search_covers_the_scope_too(
         await wait_until(pilot, lambda: titles(listed) == ["tune the cache"], what="in the project")
         await pilot.press("ctrl+a")
         await wait_until(pilot, lambda: len(listed.sessions) == 2, what="every project's matches")
+
+
+async def test_a_project_without_sessions_says_so_and_names_the_key_for_every_project(
+    data_dir: Path, make_app: AppFactory, project: tuple[Path, Path]
+) -> None:
+    """Started in a project with no sessions yet, the panel must not look like an
+    empty store: it says where it looked and which key shows every project."""
+    main, _ = project
+    await insert_sessions(
+        data_dir,
+        [scoped_session("c0000000-0000-4000-8000-000000000000", "elsewhere", "/srv/o", minutes_ago=1)],
+    )
+    app = make_app(data_dir, scope_cwd=main)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await started(pilot)
+        await wait_until(
+            pilot,
+            lambda: "No sessions in payments-api." in widget_text(screen, "#preview-header"),
+            what="the empty project's note",
+        )
+        assert "ctrl+a shows every project" in widget_text(screen, "#preview-header")
+        await pilot.press("ctrl+g")  # the archive of this project: both named
+        await wait_until(
+            pilot,
+            lambda: "in the archive in payments-api" in widget_text(screen, "#preview-header"),
+            what="the empty archive's note",
+        )
+        await pilot.press("ctrl+g", "ctrl+a")
+        await wait_until(pilot, lambda: titles(session_list(app)) == ["elsewhere"])

@@ -42,6 +42,7 @@ from tui.bridge import (
     connect,
 )
 from tui.commands import PickerCommands
+from tui.keys import live_keys
 from tui.list_scope import ListScope
 from tui.live import polling_note
 from tui.modals.confirm_dismiss import ConfirmDismiss, ConfirmPurge
@@ -500,9 +501,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             self._import_after_first_page = False
             self.call_after_refresh(self.background_import.start)
         if not self.sessions.sessions:
-            self.preview.show_empty(
-                "No session matches the search." if self.sessions.filter_query else "No sessions."
-            )
+            self.preview.show_empty(self._nothing_listed())
         self._update_empty_state()
 
     @on(SessionList.Highlighted)
@@ -517,12 +516,36 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.preview.show_empty("The search cannot run: see the note under the field.")
         self._show_position()
 
+    def _nothing_listed(self) -> str:
+        """Why the list is empty, and the key that widens it: a panel started in a
+        project with no sessions yet must not look like a store with none."""
+        scope = self.scope
+        core_scope = scope.session_scope()
+        keys = live_keys(self)
+        said = "No session matches the search" if self.sessions.filter_query else "No sessions"
+        where, hints = "", []
+        if core_scope.archived:
+            where = " in the archive"
+            hints.append(f"{self._key(keys, 'picker.archived')} shows the reusable ones")
+        if core_scope.roots is not None:
+            where += f" in {scope.project_name or 'this project'}"
+            hints.append(f"{self._key(keys, 'picker.scope')} shows every project")
+        if core_scope.branch is not None:
+            where += f" on branch {core_scope.branch}"
+            hints.append(f"{self._key(keys, 'picker.branch')} shows every branch")
+        return f"{said}{where}." + (f" {'; '.join(hints)}." if hints else "")
+
+    def _key(self, keys: dict[str, list[str]], binding_id: str) -> str:
+        """How the first key bound to ``binding_id`` reads (``ctrl+a``), remapped or not."""
+        bound = keys.get(binding_id)
+        return bound[0] if bound else binding_id
+
     def _preview_highlighted(self) -> None:
         """Preview whatever is highlighted now (the row under the cursor may have changed
         without the cursor moving, e.g. when the highlighted row was removed)."""
         session = self.sessions.highlighted_session
         if session is None:
-            self.preview.show_empty("No sessions.")
+            self.preview.show_empty(self._nothing_listed())
         else:
             self.preview.preview(session)
 
