@@ -333,7 +333,11 @@ async def test_a_project_without_sessions_says_so_and_names_the_key_for_every_pr
     main, _ = project
     await insert_sessions(
         data_dir,
-        [scoped_session("c0000000-0000-4000-8000-000000000000", "elsewhere", "/srv/o", minutes_ago=1)],
+        [
+            scoped_session(
+                "c0000000-0000-4000-8000-000000000000", "elsewhere", "/srv/o", minutes_ago=1
+            )
+        ],
     )
     app = make_app(data_dir, scope_cwd=main)
     async with app.run_test(size=(160, 48)) as pilot:
