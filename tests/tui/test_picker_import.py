@@ -85,3 +85,21 @@ async def test_unreadable_files_are_named_in_the_status_panel(tmp_path: Path, ma
         panel = app.screen.query_one(StatusPanel)
         await wait_until(pilot, lambda: "unreadable" in panel.snapshot.note, seconds=20)
         assert "delegate import --report" in panel.snapshot.note
+
+
+async def test_a_phrase_only_a_sub_agent_said_finds_it(tmp_path: Path, make_app) -> None:  # type: ignore[no-untyped-def]
+    """Sub-agents fold under their parents in the list, but a search looks inside
+    them too: a phrase from the middle of a sub-agent's reply lists that sub-agent."""
+    claude, codex = _homes(tmp_path)
+    app = make_app(tmp_path / "data", import_sources=(claude, codex))
+    async with app.run_test(size=(160, 48)) as pilot:
+        listed = app.screen.query_one(SessionList)
+        await wait_until(pilot, lambda: len(listed.sessions) == TOP_LEVEL, seconds=20)
+        await pilot.press(*'"determines if input is directory"')
+        await wait_until(
+            pilot,
+            lambda: [s.conversation_id for s in listed.sessions] == ["c8d9b115"],
+            what="the sub-agent as a result",
+        )
+        assert listed.sessions[0].parent_id is not None
+        assert "↳" in screen_text(app)  # marked as a sub-agent

@@ -14,6 +14,7 @@ from tui_support import (
     FIXED_NOW_US,
     AppFactory,
     insert_sessions,
+    screen_text,
     session_list,
     settle,
     wait_until,
@@ -173,7 +174,13 @@ def test_archive_view(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFa
 
     asyncio.run(archive_three())
     app = make_app(demo_dir)
-    assert snap_compare(app, terminal_size=MEDIUM, run_before=_pressing("ctrl+g"))
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _pressing("ctrl+g")(pilot)  # type: ignore[misc]
+        # The footer offers Restore once the archived row's highlight has arrived.
+        await wait_until(pilot, lambda: "Restore" in screen_text(pilot.app), what="Restore")
+
+    assert snap_compare(app, terminal_size=MEDIUM, run_before=run_before)
 
 
 def _family_app(data_dir: Path, make_app: AppFactory) -> DelegateApp:

@@ -390,8 +390,11 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     async def _fetch_page(self, limit: int, cursor: str | None, query: str | None) -> SearchPage:
         """A search's page of ranked results, or without a query a page of the list."""
         if query:
+            # A search looks inside sub-agents too: a phrase only a sub-agent said
+            # lists that sub-agent (marked ↳), not nothing.
+            within = self.scope.session_scope().model_copy(update={"top_level": False})
             return await self.orchestrator.search_sessions(
-                as_typed(query), limit, cursor, scope=self.scope.session_scope()
+                as_typed(query), limit, cursor, scope=within
             )
         page = await self.orchestrator.list_sessions(
             limit, cursor, scope=self.scope.session_scope()

@@ -74,8 +74,9 @@ def _top_line(session: Session, child: bool, snippet: SearchSnippet | None) -> T
     if session.source not in ("delegate", session.agent_id):
         top.append(f"({session.source}) ", "dim")
     top.append(" ")
-    if child:
-        top.append("↳ ", "dim")  # a sub-agent of the row above
+    if child or session.parent_id:
+        # A sub-agent: of the row above, or (a search result) of another session.
+        top.append("↳ ", "dim")
     top.append_text(_title(session, snippet))
     return top
 
@@ -136,7 +137,7 @@ def _compact_line(
     level = meter_level(context.used_tokens, context.limit_tokens)
     left = f"{round(context.left_fraction * 100)}% left" if context.limit_tokens else "?"
     line.append(f"{left:>9} ", LEVEL_STYLES[level] if level != "ok" else "dim")
-    if child:
+    if child or session.parent_id:
         line.append("↳ ", "dim")
     line.append_text(_fold(session, expanded, short=True))
     line.append_text(_title(session, snippet))
