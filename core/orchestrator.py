@@ -1043,6 +1043,9 @@ class AgentOrchestrator:
                 message,
             ),
         )
+        if session.archived_at is not None:
+            # Working in a session again brings it back from the archive.
+            await self.restore(conversation_id)
         started = FollowUpStarted(
             at=now,
             conversation_id=conversation_id,

@@ -54,6 +54,20 @@ async def test_dismiss_archives_keeping_everything_and_restore_brings_it_back(
     assert (await kinds(orch))[-1] == "session_restored"
 
 
+async def test_a_follow_up_brings_an_archived_session_back_into_the_pool(
+    orch: AgentOrchestrator,
+) -> None:
+    cid = await launched(orch)
+    await orch.dismiss(cid)
+    (handle,) = await orch.delegate(prompt="one more thing", conversation_id=cid)
+    await handle.wait()
+    session = await orch.get_session(cid)
+    assert session.archived_at is None
+    assert cid in [s.conversation_id for s in (await orch.list_sessions(10)).sessions]
+    seen = await kinds(orch)
+    assert seen.index("session_restored") > seen.index("session_dismissed")
+
+
 async def test_archiving_a_running_session_is_refused(orch: AgentOrchestrator) -> None:
     (handle,) = await orch.delegate(prompt="slow work", agent_id="slow")
     with pytest.raises(DismissRefused):
