@@ -41,3 +41,24 @@ async def test_a_name_given_to_a_session_is_its_title_in_the_preview(
             ),
             what="the name in the preview header",
         )
+
+
+async def test_a_pasted_id_or_its_first_characters_finds_that_session(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    """Ids are not words the full-text search knows; the panel finds them anyway."""
+    app = make_app(demo_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await pilot.press(*demo_id(7)[:8])
+        await wait_until(
+            pilot,
+            lambda: [s.conversation_id for s in session_list(app).sessions] == [demo_id(7)],
+            what="the session the id names",
+        )
+        await pilot.press("escape", *demo_id(7))
+        await wait_until(
+            pilot,
+            lambda: [s.conversation_id for s in session_list(app).sessions] == [demo_id(7)],
+            what="the session the whole id names",
+        )

@@ -11,6 +11,7 @@ that open a modal (resume, launch, dismiss, help).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -86,6 +87,11 @@ EXTRA_HELP = [
     ("ctrl+p", "Commands", "The command palette with every panel action"),
     ("tab", "Focus", "Move between the list, the preview and the history cells"),
 ]
+
+
+# What a conversation id (or its first characters) looks like: Claude Code's and
+# Codex's UUIDs, delegate's own ids.
+_ID_SHAPED = re.compile(r"[0-9a-f][0-9a-f-]{5,63}", re.IGNORECASE)
 
 
 def _nothing() -> None:
@@ -389,6 +395,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     async def _fetch_page(self, limit: int, cursor: str | None, query: str | None) -> SearchPage:
         """A search's page of ranked results, or without a query a page of the list."""
+        if query and cursor is None and (named := await self._session_named(query)):
+            return SearchPage(results=[SearchResult(session=named)], next_cursor=None)
         if query:
             # A search looks inside sub-agents too: a phrase only a sub-agent said
             # lists that sub-agent (marked ↳), not nothing.
@@ -401,6 +409,16 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         )
         results = [SearchResult(session=s) for s in page.sessions]
         return SearchPage(results=results, next_cursor=page.next_cursor)
+
+    async def _session_named(self, query: str) -> Session | None:
+        """The session a pasted id (or a unique prefix of 6+) names, if the query is one:
+        ids are not words the full-text search knows."""
+        if not _ID_SHAPED.fullmatch(query):
+            return None
+        try:
+            return await self.orchestrator.get_session(await self.orchestrator.resolve_id(query))
+        except DelegateError:
+            return None  # no such id, or several: search the words instead
 
     async def _fetch_children(self, parent_id: str) -> list[Session]:
         page = await self.orchestrator.list_children(parent_id, scope=self.scope.session_scope())
