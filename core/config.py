@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.errors import InvalidConfig
 
@@ -70,6 +70,43 @@ class AgentConfig(BaseModel):
     )
 
 
+class ContextSettings(BaseModel):
+    """``[context]``: thresholds (per cent of a session's window) and hand-off behaviour.
+
+    Overridable per project in ``<repo>/.delegate/config.toml`` (its ``[context]``
+    table). Levels must rise: notify < reminder < handoff < force.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    notify_user_at: int = Field(default=50, ge=1, le=100, description="% that warns")
+    reminder: int = Field(default=60, ge=1, le=100, description="% that reminds")
+    handoff: int = Field(default=70, ge=1, le=100, description="% that writes a hand-off")
+    force: int = Field(default=90, ge=1, le=100, description="% past which no prompt is sent")
+    retention_days: int = Field(default=90, ge=1, description="archived hand-offs kept this long")
+    auto_continue: bool = Field(
+        default=True, description="continue a session delegate drives in a new one, primed"
+    )
+    windows: dict[str, int] = Field(
+        default_factory=dict,
+        description="model name prefix -> context window in tokens (extends the built-in table)",
+    )
+
+    @model_validator(mode="after")
+    def _levels_rise(self) -> ContextSettings:
+        levels = [self.notify_user_at, self.reminder, self.handoff, self.force]
+        if levels != sorted(set(levels)):
+            raise ValueError(
+                "thresholds must rise: notify_user_at < reminder < handoff < force"
+                f" (got {', '.join(map(str, levels))})"
+            )
+        for prefix, limit in self.windows.items():
+            if not prefix or limit <= 0:
+                raise ValueError(f"windows: {prefix!r} needs a positive token count")
+        return self
+
+
 def builtin_agents() -> dict[str, AgentConfig]:
     """Agents that exist without any configuration: deterministic scripted delegates."""
     return {
@@ -125,6 +162,7 @@ class Settings(BaseModel):
         default=False,
         description="show Claude Code's warm-up sub-agents (a lone 'Warmup' prompt) too",
     )
+    context: ContextSettings = Field(default_factory=ContextSettings)
 
 
 def load_settings(data_dir: Path) -> Settings:

@@ -104,6 +104,57 @@ class DismissRefused(DelegateError):
         return cls(f"session {conversation_id!r} is still running; dismiss it when the run ends")
 
 
+class ContextExhausted(DelegateError):
+    """The session's context passed the force threshold: delegate sends it no more prompts."""
+
+    code = "context_exhausted"
+
+    def __init__(self, conversation_id: str, successor_id: str | None, percent: float) -> None:
+        if successor_id is not None:
+            how = f"its work continues in session {successor_id}; follow up there"
+        else:
+            how = (
+                "continue from its hand-off (`delegate handoff list`, then"
+                " `delegate handoff continue FILE`)"
+            )
+        super().__init__(
+            f"session {conversation_id!r} has used {percent:.0f}% of its context window; {how}"
+        )
+        self.conversation_id = conversation_id
+        self.successor_id = successor_id
+
+
+class HasDependants(DelegateError):
+    """Purging a session other sessions reference (children, forks, a hand-off chain)."""
+
+    code = "has_dependants"
+
+    def __init__(self, conversation_id: str, dependants: list[str]) -> None:
+        shown = ", ".join(dependants[:10]) + (" …" if len(dependants) > 10 else "")
+        super().__init__(
+            f"session {conversation_id!r} is referenced by {len(dependants)} other"
+            f" session(s) ({shown}); purge with --force to remove it anyway"
+        )
+        self.conversation_id = conversation_id
+        self.dependants = dependants
+
+
+class UnknownCheckpoint(DelegateError):
+    code = "unknown_checkpoint"
+
+
+class UnknownDocument(DelegateError):
+    """No registered context document (hand-off, capsule, return) has this id or path."""
+
+    code = "unknown_document"
+
+
+class DocumentInvalid(DelegateError):
+    """A context document failed validation (sections, budget, secrets, path)."""
+
+    code = "document_invalid"
+
+
 class RunnerUnavailable(DelegateError):
     """An agent's runner cannot start (missing binary, bad script, ...)."""
 

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from core.models import RunStatus, SessionMode, Usage
+from core.models import ContextLevel, RunStatus, SessionMode, Usage
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +107,71 @@ class RunInterrupted(_Event):
     reason: str
 
 
+class ContextThresholdCrossed(_Event):
+    """A session's context crossed a threshold (once per level per session, ever)."""
+
+    kind: Literal["context_threshold"] = "context_threshold"
+    agent_id: str
+    level: ContextLevel
+    used_tokens: int
+    limit_tokens: int
+    percent: float
+    estimated: bool = False
+
+
+class ChildClamped(_Event):
+    """A sub-agent's window was clamped below its parent's (``conversation_id``: the parent)."""
+
+    kind: Literal["child_clamped"] = "child_clamped"
+    agent_id: str
+    child_id: str
+    child_agent_id: str
+    limit_tokens: int
+    parent_limit_tokens: int
+
+
+class HandoffWritten(_Event):
+    """A hand-off document was written for ``conversation_id`` and registered."""
+
+    kind: Literal["handoff_written"] = "handoff_written"
+    agent_id: str
+    document_id: str
+    path: str
+    producer: str  # agent | facts
+    previous_id: str | None = None
+    pending: bool = False  # a person continues it (HANDOFF_PENDING.md written beside it)
+
+
+class HandoffFailed(_Event):
+    """Writing a hand-off, or continuing from one, failed; retried at the next turn."""
+
+    kind: Literal["handoff_failed"] = "handoff_failed"
+    agent_id: str
+    stage: Literal["write", "spawn"]
+    reason: str
+
+
+class SessionContinued(_Event):
+    """Work moved on: ``conversation_id`` continues in ``successor_id`` from a hand-off."""
+
+    kind: Literal["session_continued"] = "session_continued"
+    successor_id: str
+    agent_id: str
+    document_id: str | None = None
+
+
+class CheckpointMarked(_Event):
+    """A checkpoint was marked (or a session forked from one: ``forked_to``)."""
+
+    kind: Literal["checkpoint_marked"] = "checkpoint_marked"
+    agent_id: str
+    checkpoint_id: str
+    seq: int
+    label: str = ""
+    forked_to: str | None = None
+    restored: bool = False
+
+
 HistoryEvent = Annotated[
     DelegateLaunched
     | DelegateFinished
@@ -116,7 +181,13 @@ HistoryEvent = Annotated[
     | SessionRestored
     | SessionRenamed
     | SessionPurged
-    | RunInterrupted,
+    | RunInterrupted
+    | ContextThresholdCrossed
+    | ChildClamped
+    | HandoffWritten
+    | HandoffFailed
+    | SessionContinued
+    | CheckpointMarked,
     Field(discriminator="kind"),
 ]
 HISTORY_EVENT = TypeAdapter[HistoryEvent](HistoryEvent)

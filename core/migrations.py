@@ -454,6 +454,84 @@ ALTER TABLE sessions ADD COLUMN context_known INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE sessions ADD COLUMN context_estimated INTEGER NOT NULL DEFAULT 0;
 UPDATE source_files SET size = -1, parse_state = '{}'
 """,
+    # Issue 10: never run out of context. A session's model and where its window
+    # came from (``window_source``: model | recorded | config | clamp), the parent
+    # window a clamp cut it from, its recent tokens per turn; the hand-off chain
+    # (``continued_from`` / ``continued_in``) and forks. Per turn a context sample
+    # (the trend); per level the threshold crossings already acted on (once each,
+    # across restarts); the context documents registry shared by capsules,
+    # hand-offs and compact returns; checkpoints; a category per stored message.
+    # Transcripts are read again from the start so every imported session gets
+    # its model.
+    11: """
+ALTER TABLE sessions ADD COLUMN model TEXT;
+ALTER TABLE sessions ADD COLUMN window_source TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN clamped_from INTEGER;
+ALTER TABLE sessions ADD COLUMN tokens_per_turn INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN continued_from TEXT;
+ALTER TABLE sessions ADD COLUMN continued_in TEXT;
+ALTER TABLE sessions ADD COLUMN forked_from TEXT;
+CREATE INDEX sessions_continued_from ON sessions (continued_from)
+    WHERE continued_from IS NOT NULL;
+CREATE INDEX sessions_forked_from ON sessions (forked_from) WHERE forked_from IS NOT NULL;
+
+ALTER TABLE messages ADD COLUMN category TEXT NOT NULL DEFAULT 'dialog';
+UPDATE messages SET category = 'tools' WHERE tool IS NOT NULL OR role = 'tool';
+UPDATE messages SET category = 'system' WHERE role = 'system';
+
+CREATE TABLE context_samples (
+    conversation_id  TEXT NOT NULL REFERENCES sessions (conversation_id) ON DELETE CASCADE,
+    turn             INTEGER NOT NULL,
+    used_tokens      INTEGER NOT NULL,
+    limit_tokens     INTEGER NOT NULL,
+    at               INTEGER NOT NULL,
+    PRIMARY KEY (conversation_id, turn)
+) WITHOUT ROWID;
+
+CREATE TABLE context_crossings (
+    conversation_id  TEXT NOT NULL REFERENCES sessions (conversation_id) ON DELETE CASCADE,
+    level            TEXT NOT NULL,
+    used_tokens      INTEGER NOT NULL,
+    limit_tokens     INTEGER NOT NULL,
+    crossed_at       INTEGER NOT NULL,
+    PRIMARY KEY (conversation_id, level)
+) WITHOUT ROWID;
+
+CREATE TABLE documents (
+    document_id     TEXT PRIMARY KEY,
+    kind            TEXT NOT NULL CHECK (kind IN ('capsule', 'handoff', 'return')),
+    path            TEXT NOT NULL,
+    digest          TEXT NOT NULL DEFAULT '',
+    source_session  TEXT,
+    run_id          TEXT,
+    previous_id     TEXT,
+    status          TEXT NOT NULL DEFAULT 'final',
+    producer        TEXT NOT NULL DEFAULT '',
+    token_estimate  INTEGER NOT NULL DEFAULT 0,
+    created_at      INTEGER NOT NULL
+);
+CREATE INDEX documents_by_source ON documents (source_session, created_at)
+    WHERE source_session IS NOT NULL;
+CREATE INDEX documents_by_kind ON documents (kind, created_at);
+
+CREATE TABLE document_consumers (
+    document_id      TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+    conversation_id  TEXT NOT NULL,
+    PRIMARY KEY (document_id, conversation_id)
+) WITHOUT ROWID;
+CREATE INDEX document_consumers_by_session ON document_consumers (conversation_id);
+
+CREATE TABLE checkpoints (
+    checkpoint_id    TEXT PRIMARY KEY,
+    conversation_id  TEXT NOT NULL REFERENCES sessions (conversation_id) ON DELETE CASCADE,
+    seq              INTEGER NOT NULL,
+    label            TEXT NOT NULL DEFAULT '',
+    created_at       INTEGER NOT NULL
+);
+CREATE INDEX checkpoints_by_session ON checkpoints (conversation_id, created_at);
+
+UPDATE source_files SET size = -1, parse_state = '{}'
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -95,6 +95,26 @@ class SessionMetrics(Strict):
     bytes: int = 0
 
 
+class ContextLevel(StrEnum):
+    """The context thresholds, lowest first (``[context]`` in the settings sets each %)."""
+
+    OK = "ok"
+    NOTIFY = "notify"  # 50%: a warning and a coloured meter
+    REMINDER = "reminder"  # 60%: a reminder that a hand-off is coming
+    HANDOFF = "handoff"  # 70%: a hand-off document is written, work continues elsewhere
+    FORCE = "force"  # 90%: delegate sends no further prompt to the session
+
+
+class WindowSource(StrEnum):
+    """Where a session's context window (``limit_tokens``) came from."""
+
+    UNKNOWN = ""
+    MODEL = "model"  # the table of model families (core.context.windows)
+    RECORDED = "recorded"  # the agent recorded it (Codex's model_context_window)
+    CONFIG = "config"  # the agent's ``context_limit`` setting
+    CLAMP = "clamp"  # cut to the child's model limit, below its parent's window
+
+
 class ContextUsage(Strict):
     """How much of an agent's context window the session occupies."""
 
@@ -105,12 +125,32 @@ class ContextUsage(Strict):
     # True right after a compaction boundary, before the agent records new usage:
     # ``used_tokens`` is then an estimate (shown with "≈"), not a measured figure.
     estimated: bool = False
+    model: str | None = None  # the model the session last ran on, when known
+    window_source: WindowSource = WindowSource.UNKNOWN
+    # Set when the window was clamped below the parent's: the parent's window.
+    clamped_from: int | None = None
+    # Recent average growth of the context per turn (kept with the session).
+    tokens_per_turn: int = 0
 
     @property
     def left_fraction(self) -> float:
         if self.limit_tokens <= 0:
             return 1.0
         return max(0.0, 1.0 - self.used_tokens / self.limit_tokens)
+
+    @property
+    def percent(self) -> float:
+        """Per cent of the window in use (0 when the window is unknown)."""
+        if self.limit_tokens <= 0:
+            return 0.0
+        return 100.0 * self.used_tokens / self.limit_tokens
+
+    @property
+    def turns_left(self) -> int | None:
+        """Turns left at the recent rate; None while there is no rate yet."""
+        if self.tokens_per_turn <= 0 or self.limit_tokens <= 0:
+            return None
+        return max(0, (self.limit_tokens - self.used_tokens) // self.tokens_per_turn)
 
 
 class Session(Strict):
@@ -138,6 +178,10 @@ class Session(Strict):
     child_count: int = 0
     # A Claude Code warm-up sub-agent (a lone "Warmup" prompt), hidden by default.
     warmup: bool = False
+    # The hand-off chain: the session this one continues, and the one continuing it.
+    continued_from: str | None = None
+    continued_in: str | None = None
+    forked_from: str | None = None  # the session a checkpoint fork started from
 
     @property
     def shown_title(self) -> str:
@@ -173,6 +217,15 @@ class SessionScope(Strict):
     warmup: bool = False  # True shows Claude Code's warm-up sub-agents too
 
 
+class MessageCategory(StrEnum):
+    """What a message is for (seed 004): only SYSTEM and CONTEXT are shared with a child."""
+
+    SYSTEM = "system"  # instructions: system prompts, notes delegate records
+    CONTEXT = "context"  # material given to work with: injected documents, shared context
+    DIALOG = "dialog"  # the conversation: prompts and replies
+    TOOLS = "tools"  # tool calls and their results
+
+
 class Message(Strict):
     """One message of a conversation; ``tool`` carries call metadata for replay."""
 
@@ -185,6 +238,48 @@ class Message(Strict):
     token_count: int = 0
     tool: dict[str, Any] | None = None
     run_id: str | None = None
+    category: MessageCategory = MessageCategory.DIALOG
+
+
+class Checkpoint(Strict):
+    """A mark in a session at one message, to restore to or fork from."""
+
+    checkpoint_id: str
+    conversation_id: str
+    seq: int  # the message it marks (stored seq; for an imported transcript, its index)
+    label: str = ""
+    created_at: datetime
+
+
+class DocumentKind(StrEnum):
+    CAPSULE = "capsule"  # seed 000
+    HANDOFF = "handoff"  # seed 003
+    RETURN = "return"  # seed 002
+
+
+class DocumentStatus(StrEnum):
+    DRAFT = "draft"
+    FINAL = "final"
+    PENDING = "pending"  # written, waiting for a person to continue it (HANDOFF_PENDING.md)
+    CONSUMED = "consumed"  # a session was started from it
+    ARCHIVED = "archived"  # its chain finished: moved to the archive folder
+
+
+class ContextDocument(Strict):
+    """One registered context document (a file in a repository's ``.delegate/``)."""
+
+    document_id: str
+    kind: DocumentKind
+    path: str
+    digest: str = ""
+    source_session: str | None = None
+    run_id: str | None = None
+    previous_id: str | None = None  # the chain: the document this one follows
+    status: DocumentStatus = DocumentStatus.FINAL
+    producer: str = ""  # agent | facts | person
+    token_estimate: int = 0
+    created_at: datetime
+    consumers: tuple[str, ...] = ()
 
 
 class Run(Strict):
@@ -371,6 +466,11 @@ class AgentRequest(Strict):
     )
     cwd: str | None = Field(default=None, description="working directory for a launch")
     mode: SessionMode = Field(default=SessionMode.STANDARD, description="standard or detached")
+    parent_id: NonEmptyText | None = Field(
+        default=None,
+        description="launch as a sub-agent of this session: its own window (clamped to the"
+        " child's model), the parent's system and context messages shared once",
+    )
 
     @model_validator(mode="after")
     def _check_shape(self) -> AgentRequest:
@@ -382,4 +482,6 @@ class AgentRequest(Strict):
             raise ValueError("prompt is required")
         if self.conversation_id is not None and self.cwd is not None:
             raise ValueError("cwd applies to launches only; a follow-up runs in the session's cwd")
+        if self.conversation_id is not None and self.parent_id is not None:
+            raise ValueError("parent_id applies to launches only")
         return self

@@ -66,7 +66,7 @@ class MessagesRepository:
             raise UnknownConversation(conversation_id)
         first_seq = int(row["next_seq"]) - len(messages)
         await db.executemany(
-            f"INSERT INTO messages({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO messages({MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     m.id,
@@ -78,6 +78,7 @@ class MessagesRepository:
                     m.token_count,
                     json.dumps(m.tool) if m.tool else None,
                     m.run_id,
+                    m.stored_category.value,
                 )
                 for i, m in enumerate(messages)
             ],

@@ -20,6 +20,7 @@ import aiosqlite
 from core.models import (
     ContextUsage,
     Message,
+    MessageCategory,
     Role,
     Run,
     RunKind,
@@ -29,6 +30,7 @@ from core.models import (
     SessionMode,
     SessionState,
     Usage,
+    WindowSource,
 )
 from core.process_identity import ProcessIdentity
 
@@ -65,6 +67,18 @@ class NewMessage:
     token_count: int
     tool: dict[str, Any] | None = None
     run_id: str | None = None
+    # None: from the role (system -> system, a tool call or result -> tools, else dialog).
+    category: MessageCategory | None = None
+
+    @property
+    def stored_category(self) -> MessageCategory:
+        if self.category is not None:
+            return self.category
+        if self.role is Role.SYSTEM:
+            return MessageCategory.SYSTEM
+        if self.tool is not None or self.role is Role.TOOL:
+            return MessageCategory.TOOLS
+        return MessageCategory.DIALOG
 
     @property
     def size_bytes(self) -> int:
@@ -274,7 +288,8 @@ SESSION_COLUMNS = (
     "conversation_id, agent_id, mode, state, cwd, git_branch, title, parent_id, source,"
     " created_at, last_interacted_at, turns, message_count, token_count, bytes_on_disk,"
     " context_tokens, context_limit, last_run_status, name, archived_at, warmup,"
-    " context_known, context_estimated"
+    " context_known, context_estimated, model, window_source, clamped_from, tokens_per_turn,"
+    " continued_from, continued_in, forked_from"
 )
 # A session's sub-agents as its row shows them (warm-ups are not counted):
 # one range of index ``sessions_children`` per row. ``{table}`` is the name or
@@ -291,7 +306,9 @@ def session_columns(table: str = "sessions") -> str:
     return f"{columns}, {_CHILD_COUNT.format(table=table)}"
 
 
-MESSAGE_COLUMNS = "id, conversation_id, seq, role, content, created_at, token_count, tool, run_id"
+MESSAGE_COLUMNS = (
+    "id, conversation_id, seq, role, content, created_at, token_count, tool, run_id, category"
+)
 RUN_COLUMNS = (
     "run_id, conversation_id, agent_id, kind, prompt, status, started_at, finished_at,"
     " input_tokens, output_tokens, output, error, stderr, heartbeat_at, cancel_requested_at,"
@@ -327,13 +344,24 @@ def session_from_row(row: aiosqlite.Row) -> Session:
             limit_tokens=clamp_count(row["context_limit"]),
             known=bool(row["context_known"]),
             estimated=bool(row["context_estimated"]),
+            model=_optional_text(row["model"]) or None,
+            window_source=_enum(WindowSource, row["window_source"], WindowSource.UNKNOWN),
+            clamped_from=_optional_count(row["clamped_from"]),
+            tokens_per_turn=clamp_count(row["tokens_per_turn"]),
         ),
         last_run_status=_enum(RunStatus, status, RunStatus.FAILED) if status else None,
         name=_optional_text(row["name"]) or None,
         archived_at=clamp_time(archived) if archived is not None else None,
         child_count=_child_count(row),
         warmup=bool(clamp_int(row["warmup"])),
+        continued_from=_optional_text(row["continued_from"]) or None,
+        continued_in=_optional_text(row["continued_in"]) or None,
+        forked_from=_optional_text(row["forked_from"]) or None,
     )
+
+
+def _optional_count(value: object) -> int | None:
+    return None if value is None else clamp_count(value)
 
 
 def _child_count(row: aiosqlite.Row) -> int:
@@ -354,6 +382,7 @@ def message_from_row(row: aiosqlite.Row) -> Message:
         token_count=clamp_count(row["token_count"]),
         tool=_json_dict(row["tool"]),
         run_id=_optional_text(row["run_id"]),
+        category=_enum(MessageCategory, row["category"], MessageCategory.DIALOG),
     )
 
 

@@ -229,7 +229,7 @@ def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
         "session_renamed": SessionRenamedCell,
         "session_purged": SessionPurgedCell,
         "run_interrupted": RunInterruptedCell,
-    }[event.kind]
+    }.get(event.kind, HistoryCell)
     return cell_class(event, clock)
 
 
