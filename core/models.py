@@ -282,6 +282,28 @@ class ContextDocument(Strict):
     consumers: tuple[str, ...] = ()
 
 
+class ThresholdCrossing(Strict):
+    """A context threshold a session crossed (recorded once per level)."""
+
+    level: ContextLevel
+    used_tokens: int
+    limit_tokens: int
+    crossed_at: datetime
+
+
+class ContextReport(Strict):
+    """Everything about a session's context: ``delegate context`` and the panel's details."""
+
+    session: Session
+    trend: tuple[int, ...] = ()  # context in use at each recent turn, oldest first
+    breakdown: dict[str, int] = Field(default_factory=dict)  # tokens per MessageCategory
+    crossings: tuple[ThresholdCrossing, ...] = ()
+    chain: tuple[str, ...] = ()  # the hand-off chain, oldest first, this session included
+    checkpoints: tuple[Checkpoint, ...] = ()
+    handoffs: tuple[ContextDocument, ...] = ()  # this session's hand-off documents, newest first
+    thresholds: dict[str, int] = Field(default_factory=dict)  # effective % per ContextLevel
+
+
 class Run(Strict):
     """One launch or follow-up: every ``delegate`` call mints a fresh run id."""
 

@@ -12,6 +12,7 @@ Script file (TOML or JSON), first matching rule wins::
     tool = "shell"               # optional: emit a tool call before the reply
     gate = "/tmp/go"             # optional: after ``gate_after`` chunks (default 1),
     gate_after = 1               # wait until this file exists, then stream the rest
+    context_tokens = 140000      # optional: report the context holds this many tokens
 
 Placeholders: ``{prompt}``, ``{turn}``, ``{agent}``, ``{persona}``.
 """
@@ -60,6 +61,9 @@ class ScriptRule(BaseModel):
     # flight for exactly as long as they need, with no timing involved.
     gate: Path | None = None
     gate_after: int = Field(default=1, ge=0)
+    # Simulated context usage: the agent reports its context holds this many
+    # tokens after the run (tests drive a session past each threshold).
+    context_tokens: int | None = Field(default=None, ge=0)
 
 
 class Script(BaseModel):
@@ -144,5 +148,6 @@ class ScriptedRunner:
             Usage(
                 input_tokens=request.context_tokens + prompt_tokens,
                 output_tokens=count_tokens(reply),
-            )
+            ),
+            context_tokens=rule.context_tokens,
         )

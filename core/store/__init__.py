@@ -16,6 +16,8 @@ tables and SQL::
     store.bulk        whole finished sessions (demo, benchmarks)
     store.changes     the change feed: data version, what changed since a cursor
     store.leases      named leases with an expiry (supervisor leader election)
+    store.context     context samples (trend, rate) and threshold crossings
+    store.documents   context documents registry: capsules, hand-offs, returns
 
 Row types (what goes in) live in :mod:`core.store.rows` and are re-exported here.
 """
@@ -28,7 +30,9 @@ from core.store.agents import AgentsRepository
 from core.store.archive import ArchiveRepository
 from core.store.bulk import BulkRepository
 from core.store.changes import ChangeCursor, ChangeSet, ChangesRepository, StoredHistory
+from core.store.context import ContextRepository
 from core.store.database import Database
+from core.store.documents import DocumentsRepository, NewDocument
 from core.store.history import HistoryEvents, HistoryRepository
 from core.store.imports import ImportsRepository
 from core.store.leases import LeasesRepository
@@ -68,6 +72,7 @@ __all__ = [
     "HistoryRow",
     "ImportCommit",
     "ImportedSession",
+    "NewDocument",
     "NewMessage",
     "NewRun",
     "NewSession",
@@ -97,6 +102,8 @@ class Store:
         self.bulk = BulkRepository(db, self.messages)
         self.changes = ChangesRepository(db)
         self.leases = LeasesRepository(db)
+        self.context = ContextRepository(db)
+        self.documents = DocumentsRepository(db)
 
     @property
     def path(self) -> Path:

@@ -1,0 +1,4 @@
+"""Hand-offs that act: ask an agent for its hand-off, continue work in a new session.
+
+Above the orchestrator (it launches and follows up through it), below the supervisor.
+"""
