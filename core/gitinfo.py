@@ -135,3 +135,11 @@ def _linked_worktrees(common: Path) -> list[Path]:
         if root is not None:
             roots.append(root)
     return roots
+
+
+def worktree_root(cwd: Path) -> Path | None:
+    """The top folder of the worktree holding ``cwd`` (where its ``.git`` is); None
+    outside a repository."""
+    folder = _resolved(cwd)
+    found = _repository(folder) if folder is not None else None
+    return found[0] if found is not None else None

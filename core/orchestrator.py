@@ -1691,6 +1691,11 @@ class AgentOrchestrator:
         )
         self.bus.publish(event)
 
+    async def emit(self, event: HistoryEvent) -> None:
+        """Store a history event and publish it: for the services above the orchestrator
+        (monitors, hand-offs) whose events are history like its own."""
+        await self._emit(event)
+
     async def history(self, limit: int = 50) -> list[HistoryEvent]:
         """The latest history events, newest first."""
         return (await self.store.history.events(limit)).events

@@ -6,7 +6,7 @@ act twice. A monitor is any object with the two methods of :class:`Monitor`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from core.supervisor.supervisor import Supervisor
@@ -18,6 +18,14 @@ class Monitor(Protocol):
 
     async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
         """Sessions changed or added (by any process) while this supervisor leads."""
+
+
+@runtime_checkable
+class Draining(Protocol):
+    """A monitor that starts work of its own (tasks) and ends it when the supervisor stops."""
+
+    async def drain(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` for the work in flight, then cancel what is left."""
 
 
 class StaleRuns:

@@ -27,8 +27,9 @@ from core.events import RunsChanged, SessionsChanged, TranscriptWatching, WatchS
 from core.orchestrator import AgentOrchestrator
 from core.store import ChangeSet, Store
 from core.store.history import this_process
+from core.supervisor.context_monitor import ContextMonitor
 from core.supervisor.leader import Leadership
-from core.supervisor.monitors import Monitor, StaleRuns
+from core.supervisor.monitors import Draining, Monitor, StaleRuns
 from core.supervisor.store_watch import StoreWatcher
 from core.supervisor.watch import TranscriptWatcher
 
@@ -70,7 +71,9 @@ class Supervisor:
     ) -> None:
         self.orchestrator = orchestrator
         self.store: Store = orchestrator.store
-        self.monitors: list[Monitor] = list(monitors) if monitors is not None else [StaleRuns()]
+        self.monitors: list[Monitor] = (
+            list(monitors) if monitors is not None else [StaleRuns(), ContextMonitor()]
+        )
         self._tick_s = tick_s
         # Leases are judged across processes: wall time, never a front end's test clock.
         self._leadership = Leadership(self.store, ttl_s=lease_ttl_s)
@@ -147,6 +150,9 @@ class Supervisor:
         for task in stuck:
             log.warning("%s did not stop within %g s", task.get_name(), STOP_WAIT_S)
         self._tasks.clear()
+        for monitor in self.monitors:
+            if isinstance(monitor, Draining):  # work a monitor started (a hand-off) ends here
+                await _guarded(monitor.drain(STOP_WAIT_S), monitor)
         await self._leadership.release()
 
     async def __aenter__(self) -> Supervisor:

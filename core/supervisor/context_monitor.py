@@ -1,0 +1,285 @@
+"""Context thresholds acted on after every turn (seed 003 §1, §8).
+
+After a turn — one of our runs closed, an imported transcript grew — the
+session's context figure is held against its effective ``[context]`` settings
+(the project's over the data folder's):
+
+- every level newly reached is recorded once per session, ever (the store says
+  which call was first, across processes and restarts) and announced with a
+  :class:`~core.events.ContextThresholdCrossed` history event;
+- from the ``handoff`` level on, while the session has no hand-off document
+  and has not been continued, the hand-off is asked for (``HandOff.hand_off``):
+  when it is first reached, and again after every later turn while it failed;
+- at ``force`` nothing is sent from here: the orchestrator refuses further
+  prompts to the session (``context_exhausted``).
+
+Two ways in: :class:`ContextMonitor`, which the leading supervisor runs on every
+session change it sees, and :func:`evaluate_context`, which a front end that
+drives turns without a supervisor (``delegate run``, a detached worker, a hook)
+calls after its turn. Both go through :func:`check_context`; a store lease per
+session keeps two processes from handing the same session off at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from core.clock import to_us
+from core.config import ContextSettings
+from core.context.thresholds import HandOff, effective_context, levels_crossed
+from core.errors import DelegateError, UnknownConversation
+from core.events import ContextThresholdCrossed
+from core.models import ContextLevel, DocumentKind, Session, SessionState
+from core.orchestrator import AgentOrchestrator
+from core.supervisor.leader import new_holder
+
+if TYPE_CHECKING:
+    from core.supervisor.supervisor import Supervisor
+
+log = logging.getLogger(__name__)
+
+HANDOFF_LEASE_S = 600.0
+"""How long one process may hold a session's hand-off before another may try
+(a hand-off the agent writes is a whole turn; a holder that died frees it then)."""
+LIVE_WITHIN_S = 3600.0
+"""The monitor acts on sessions active this recently: importing an old transcript
+all at once is not a turn happening now (its crossings wait for its next turn)."""
+STOP_WAIT_S = 5.0
+"""How long the monitor's stop waits for hand-offs in flight before cancelling them."""
+
+_BUSY = (SessionState.RUNNING, SessionState.PENDING)
+"""A turn is in flight: a hand-off waits for it to end."""
+
+
+@dataclass(frozen=True)
+class ContextCheck:
+    """What one evaluation found."""
+
+    session: Session
+    settings: ContextSettings
+    reached: tuple[ContextLevel, ...]  # every level at or below the figure, lowest first
+    newly_crossed: tuple[ContextLevel, ...]  # recorded (and announced) by this call
+
+    @property
+    def level(self) -> ContextLevel:
+        return self.reached[-1] if self.reached else ContextLevel.OK
+
+    @property
+    def wants_handoff(self) -> bool:
+        """At or past the hand-off level, not continued yet, and not busy with a turn."""
+        session = self.session
+        return (
+            ContextLevel.HANDOFF in self.reached
+            and session.continued_in is None
+            and session.state not in (*_BUSY, SessionState.HANDED_OFF)
+            and session.archived_at is None
+        )
+
+
+async def check_context(
+    orchestrator: AgentOrchestrator, conversation_id: str
+) -> ContextCheck | None:
+    """Record and announce every level ``conversation_id`` newly reached.
+
+    None when there is nothing to judge: the session is gone, thresholds are off
+    for its project, or its window or figure is unknown.
+    """
+    session = await _session_or_none(orchestrator, conversation_id)
+    return None if session is None else await _check(orchestrator, session)
+
+
+async def _check(orchestrator: AgentOrchestrator, session: Session) -> ContextCheck | None:
+    conversation_id = session.conversation_id
+    ctx = await asyncio.to_thread(effective_context, orchestrator.settings, session.cwd)
+    usage = session.context
+    if not ctx.enabled or usage.limit_tokens <= 0 or usage.used_tokens <= 0:
+        return None
+    reached = levels_crossed(usage.percent, ctx)
+    newly: list[ContextLevel] = []
+    for level in reached:
+        now = orchestrator.clock()
+        first = await orchestrator.store.context.record_crossing(
+            conversation_id, level, usage.used_tokens, usage.limit_tokens, to_us(now)
+        )
+        if first:
+            newly.append(level)
+            await orchestrator.emit(
+                ContextThresholdCrossed(
+                    at=now,
+                    conversation_id=conversation_id,
+                    agent_id=session.agent_id,
+                    level=level,
+                    used_tokens=usage.used_tokens,
+                    limit_tokens=usage.limit_tokens,
+                    percent=round(usage.percent, 1),
+                    estimated=usage.estimated,
+                )
+            )
+    return ContextCheck(session, ctx, tuple(reached), tuple(newly))
+
+
+async def hand_off_once(
+    orchestrator: AgentOrchestrator,
+    continuation: HandOff,
+    conversation_id: str,
+    *,
+    holder: str,
+    lease_s: float = HANDOFF_LEASE_S,
+) -> bool:
+    """Ask ``continuation`` for the hand-off of ``conversation_id`` unless another
+    process is at it or a hand-off document exists already; True when it was asked."""
+    lease = f"handoff:{conversation_id}"
+    store = orchestrator.store
+    if not await store.leases.acquire(
+        lease, holder, to_us(orchestrator.clock()), int(lease_s * 1_000_000)
+    ):
+        return False
+    try:
+        # Looked at under the lease: another process may have just finished one.
+        if await has_handoff(orchestrator, conversation_id):
+            return False
+        await continuation.hand_off(conversation_id)
+        return True
+    finally:
+        with contextlib.suppress(DelegateError):  # it expires by itself
+            await store.leases.release(lease, holder)
+
+
+async def has_handoff(orchestrator: AgentOrchestrator, conversation_id: str) -> bool:
+    """Whether a hand-off document of this session is registered."""
+    found = await orchestrator.store.documents.find(
+        DocumentKind.HANDOFF, source_session=conversation_id, limit=1
+    )
+    return bool(found)
+
+
+async def evaluate_context(
+    orchestrator: AgentOrchestrator,
+    conversation_ids: Iterable[str],
+    *,
+    continuation: HandOff | None,
+) -> None:
+    """Judge the sessions a turn just ended in, as the monitor would, and wait for
+    any hand-off to be done. For front ends that drive turns without a supervisor.
+
+    ``continuation`` None: crossings are recorded and announced, no hand-off is
+    asked for. Never raises for a session's problem (a broken project settings
+    file, a busy store): it is logged, and the next turn tries again.
+    """
+    holder = new_holder()
+    for conversation_id in conversation_ids:
+        try:
+            check = await check_context(orchestrator, conversation_id)
+            if check is not None and check.wants_handoff and continuation is not None:
+                await hand_off_once(orchestrator, continuation, conversation_id, holder=holder)
+        except DelegateError as exc:
+            log.warning("context of %s: %s", conversation_id, exc)
+        except Exception:
+            log.exception("evaluating the context of %s failed", conversation_id)
+
+
+class ContextMonitor:
+    """The supervisor's monitor of context thresholds (see the module's docstring).
+
+    ``continuation``: what writes hand-offs (None: crossings only).
+    ``live_within_s``: only sessions active this recently are judged.
+    ``lease_s``: how long a hand-off in flight keeps other processes off the session.
+    Hand-offs run in tasks of their own, so a slow one never holds the watchers up.
+    """
+
+    def __init__(
+        self,
+        continuation: HandOff | None = None,
+        *,
+        live_within_s: float = LIVE_WITHIN_S,
+        lease_s: float = HANDOFF_LEASE_S,
+    ) -> None:
+        self.continuation = continuation
+        self.live_within_s = live_within_s
+        self.lease_s = lease_s
+        self._holder = new_holder()
+        self._in_flight: dict[str, asyncio.Task[None]] = {}
+        # The turn of each session's last hand-off attempt: a failed one is
+        # tried again after the next turn, not on every change of this one.
+        self._attempted_at_turn: dict[str, int] = {}
+
+    async def on_tick(self, supervisor: Supervisor) -> None:
+        return None
+
+    async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
+        orchestrator = supervisor.orchestrator
+        live_since = orchestrator.clock() - timedelta(seconds=self.live_within_s)
+        for conversation_id in ids:
+            try:
+                await self._judge(orchestrator, conversation_id, live_since)
+            except DelegateError as exc:
+                log.warning("context of %s: %s", conversation_id, exc)
+
+    async def _judge(
+        self, orchestrator: AgentOrchestrator, conversation_id: str, live_since: datetime
+    ) -> None:
+        session = await _session_or_none(orchestrator, conversation_id)
+        if session is None or session.last_interacted_at < live_since:
+            return
+        check = await _check(orchestrator, session)
+        if check is None or not check.wants_handoff or self.continuation is None:
+            return
+        turn = check.session.metrics.turns
+        if conversation_id in self._in_flight:
+            return
+        if self._attempted_at_turn.get(conversation_id) == turn:
+            return
+        if await has_handoff(orchestrator, conversation_id):
+            return
+        self._attempted_at_turn[conversation_id] = turn
+        task = asyncio.create_task(
+            self._hand_off(orchestrator, self.continuation, conversation_id),
+            name=f"hand-off {conversation_id}",
+        )
+        self._in_flight[conversation_id] = task
+        task.add_done_callback(lambda _t: self._in_flight.pop(conversation_id, None))
+
+    async def _hand_off(
+        self, orchestrator: AgentOrchestrator, continuation: HandOff, conversation_id: str
+    ) -> None:
+        try:
+            await hand_off_once(
+                orchestrator,
+                continuation,
+                conversation_id,
+                holder=self._holder,
+                lease_s=self.lease_s,
+            )
+        except DelegateError as exc:
+            log.warning("hand-off of %s: %s", conversation_id, exc)
+        except Exception:
+            log.exception("hand-off of %s failed", conversation_id)
+
+    async def drain(self, timeout_s: float = STOP_WAIT_S) -> None:
+        """Wait for the hand-offs in flight (up to ``timeout_s``), then cancel the rest."""
+        tasks = list(self._in_flight.values())
+        if not tasks:
+            return
+        _done, late = await asyncio.wait(tasks, timeout=timeout_s)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
+
+    @property
+    def handing_off(self) -> tuple[str, ...]:
+        """Sessions whose hand-off is in flight now."""
+        return tuple(self._in_flight)
+
+
+async def _session_or_none(orchestrator: AgentOrchestrator, conversation_id: str) -> Session | None:
+    try:
+        return await orchestrator.store.sessions.get(conversation_id)
+    except UnknownConversation:
+        return None
