@@ -55,6 +55,9 @@ SQL_IDS_WITH_PREFIX = (
     " ORDER BY conversation_id LIMIT ?"
 )
 
+# A hand-off chain longer than this is cut (a loop in stored links never hangs a reader).
+CHAIN_LIMIT = 1000
+
 BeforeRead = Callable[[], Awaitable[None]]
 
 
@@ -184,6 +187,55 @@ class SessionsRepository:
         ids = [str(r["conversation_id"]) for r in rows]
         return [i for i in ids if i.startswith(prefix)]
 
+    async def link_continuation(self, old_id: str, new_id: str) -> None:
+        """Record that ``old_id``'s work continues in ``new_id`` (a hand-off chain link)."""
+        async with self._db.transaction() as db:
+            cur = await db.execute(
+                "UPDATE sessions SET continued_in = ? WHERE conversation_id = ?", (new_id, old_id)
+            )
+            if cur.rowcount != 1:
+                raise UnknownConversation(old_id)
+            cur = await db.execute(
+                "UPDATE sessions SET continued_from = ? WHERE conversation_id = ?",
+                (old_id, new_id),
+            )
+            if cur.rowcount != 1:
+                raise UnknownConversation(new_id)
+
+    async def continuation_chain(self, conversation_id: str) -> list[str]:
+        """Every session of ``conversation_id``'s hand-off chain, oldest first.
+
+        Follows ``continued_from`` back and ``continued_in`` forward; a link to a
+        session no longer stored ends the walk, and a loop in stored links never
+        hangs it (each id is visited once, at most :data:`CHAIN_LIMIT`).
+        """
+        before = await self._walk(conversation_id, "continued_from")
+        after = await self._walk(conversation_id, "continued_in")
+        seen = set(after) | {conversation_id}
+        older = [cid for cid in before if cid not in seen]
+        return [*reversed(older), conversation_id, *after]
+
+    async def newest_in_chain(self, conversation_id: str) -> str:
+        """The session holding the work now: the end of ``continued_in`` links (or itself)."""
+        after = await self._walk(conversation_id, "continued_in")
+        return after[-1] if after else conversation_id
+
+    async def _walk(self, conversation_id: str, link: str) -> list[str]:
+        found: list[str] = []
+        seen = {conversation_id}
+        current = conversation_id
+        while len(found) < CHAIN_LIMIT:
+            row = await self._db.fetch_one(
+                f"SELECT {link} FROM sessions WHERE conversation_id = ?", (current,)
+            )
+            following = None if row is None else row[0]
+            if not following or following in seen or not await self.exists(following):
+                return found
+            seen.add(following)
+            found.append(str(following))
+            current = str(following)
+        return found
+
     async def rekey(self, old_id: str, new_id: str) -> None:
         """Give a session the id its agent chose (Codex names its own threads).
 
@@ -203,6 +255,11 @@ class SessionsRepository:
                 await db.execute(
                     f"UPDATE {table} SET conversation_id = ? WHERE conversation_id = ?",
                     (new_id, old_id),
+                )
+            for link in ("continued_from", "continued_in", "forked_from"):
+                # Links name sessions by id: they follow the session to its new one.
+                await db.execute(
+                    f"UPDATE sessions SET {link} = ? WHERE {link} = ?", (new_id, old_id)
                 )
             await db.execute(
                 "UPDATE history SET conversation_id = ?,"
