@@ -155,6 +155,12 @@ class DocumentInvalid(DelegateError):
     code = "document_invalid"
 
 
+class ContinuationFailed(DelegateError):
+    """The session that was to continue a hand-off did not start (its first run failed)."""
+
+    code = "continuation_failed"
+
+
 class RunnerUnavailable(DelegateError):
     """An agent's runner cannot start (missing binary, bad script, ...)."""
 

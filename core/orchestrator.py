@@ -256,6 +256,9 @@ class RunHandle:
     conversation_id: str
     agent_id: str
     kind: RunKind
+    # A follow-up sent to a session whose work continued elsewhere (a hand-off
+    # chain) runs in the chain's newest session: the id the caller named.
+    routed_from: str | None = None
     _events: asyncio.Queue[RunEvent | None] = field(default_factory=asyncio.Queue, repr=False)
     _task: asyncio.Task[Run] | None = field(default=None, repr=False)
     # A task cancelled before its first step never runs its cleanup, so a cancel
@@ -882,9 +885,13 @@ class AgentOrchestrator:
         try:
             if request.conversation_id is not None:
                 assert request.prompt is not None
-                conversation = await self.resolve_id(request.conversation_id)
+                named = await self.resolve_id(request.conversation_id)
+                conversation = await self.store.sessions.newest_in_chain(named)
                 follow_up = self._follow_up_detached if detached else self._follow_up
-                started.append(await follow_up(conversation, request.prompt, request.agent_id))
+                handle = await follow_up(conversation, request.prompt, request.agent_id)
+                if conversation != named:
+                    handle.routed_from = named
+                started.append(handle)
                 return started
             if request.batch is not None:
                 # Check every item before starting any, so a bad item starts nothing.
@@ -1089,7 +1096,11 @@ class AgentOrchestrator:
         typed. The answer can change by the time the prompt is sent.
         """
         try:
-            session = await self.store.sessions.get(await self.resolve_id(conversation_id))
+            # A follow-up goes to the newest session of a hand-off chain: ask about that one.
+            named = await self.resolve_id(conversation_id)
+            session = await self.store.sessions.get(
+                await self.store.sessions.newest_in_chain(named)
+            )
             # As the store's claim answers: only idle and ready sessions resume.
             if session.state is SessionState.PENDING:
                 return SessionNotReady(session.conversation_id)
@@ -1680,6 +1691,11 @@ class AgentOrchestrator:
                 )
 
     # --- history ---------------------------------------------------------
+
+    async def emit(self, event: HistoryEvent) -> None:
+        """Record and publish a history event of a service built on the orchestrator
+        (hand-offs, thresholds): the same path the orchestrator's own events take."""
+        await self._emit(event)
 
     async def _emit(self, event: HistoryEvent) -> None:
         await self.store.history.add(

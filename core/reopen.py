@@ -162,3 +162,32 @@ def _survive_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def start_plan(
+    session: Session, settings: Settings, prompt: str, *, cwd: str | None = None
+) -> ReopenPlan:
+    """How to start a *new* interactive session of ``session``'s agent CLI with
+    ``prompt`` as its first message (``claude PROMPT``, ``codex PROMPT``), in
+    ``cwd`` (default: the session's folder). ``conversation_id`` is the session
+    it starts from: the new one gets its id from the CLI.
+
+    Raises :class:`NotReopenable` for an agent with no interactive CLI (delegate's
+    own, scripted or HTTP agents), :class:`CwdMissing` and :class:`RunnerUnavailable`.
+    """
+    runner = _runner_of(session, settings)
+    if runner is None:
+        raise NotReopenable(
+            f"session {session.conversation_id!r} runs on an agent with no interactive CLI:"
+            " continue it with `delegate handoff continue` instead"
+        )
+    if not prompt or prompt.startswith("-"):
+        # The prompt is an argument: one an option parser could read is never passed.
+        raise NotReopenable("a first prompt must not be empty or start with '-'")
+    source, default_binary = _CLIS[runner]
+    folder = _existing_folder(cwd or session.cwd)
+    agent_id, config = _agent_for(session, settings, runner)
+    env = {**os.environ, **config.env}
+    shown = config.binary or default_binary
+    executable = resolve_binary(shown, env, f"agents.{agent_id}.binary")
+    return ReopenPlan(session.conversation_id, source, (executable, prompt), folder, env, shown)

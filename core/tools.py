@@ -84,6 +84,11 @@ def run_payload(handle: RunHandle, run: Run | None) -> dict[str, Any]:
         "agent_id": handle.agent_id,
         "kind": handle.kind.value,
     }
+    if handle.routed_from is not None:
+        # The session named had handed off: the follow-up ran in its chain's newest.
+        body.update(
+            continued_in=handle.conversation_id, requested_conversation_id=handle.routed_from
+        )
     if run is None:
         # A detached launch's session waits pending until its run completes.
         state = SessionState.PENDING if handle.kind is RunKind.LAUNCH else SessionState.RUNNING

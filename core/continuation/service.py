@@ -1,0 +1,414 @@
+"""``Continuation``: hand a session off and carry on in a new one (seed 003 §3-§7).
+
+:meth:`Continuation.hand_off` writes the hand-off document (the agent's own
+when delegate drives the session and it is idle, else built from facts),
+registers it with its chain, then either continues the work in a new session
+of the same agent, primed with the document and linked old -> new, or, for a
+session a person runs (or with ``auto_continue`` off), leaves
+``HANDOFF_PENDING.md`` beside it. Expected failures never raise: they come
+back in :class:`HandoffOutcome` and as a ``HandoffFailed`` history event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.clock import to_us
+from core.documents.handoff_facts import HandoffFacts, git_facts, instructions, sections_from_facts
+from core.documents.handoff_files import (
+    DELEGATE_DIR,
+    HANDOFFS_DIR,
+    clear_pending_note,
+    read_handoff_file,
+    write_handoff_file,
+    write_pending_note,
+)
+from core.documents.handoff_registry import previous_handoff, register_handoff
+from core.documents.handoff_template import (
+    HandoffHeader,
+    extract_handoff,
+    handoff_request,
+    parse_handoff,
+    render_handoff,
+    validate_handoff,
+)
+from core.errors import ContinuationFailed, DelegateError, DocumentInvalid, UnknownDocument
+from core.events import HandoffFailed, HandoffWritten, SessionContinued
+from core.models import (
+    ContextDocument,
+    DocumentKind,
+    DocumentStatus,
+    RunStatus,
+    Session,
+    SessionState,
+)
+from core.orchestrator import AgentOrchestrator
+from core.redact import redact
+from core.reopen import ReopenPlan, start_plan
+
+log = logging.getLogger(__name__)
+
+ASK_TIMEOUT_S = 600.0  # how long an agent may take to write its own hand-off
+RECENT_MESSAGES = 30  # the transcript's last messages a hand-off from facts reads
+OURS = "delegate"  # the source of sessions delegate itself launched and drives
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffOutcome:
+    """What :meth:`Continuation.hand_off` did.
+
+    ``document``: the hand-off written (None when writing failed);
+    ``successor_id``: the session the work continues in; ``pending``: a person
+    continues it (``HANDOFF_PENDING.md`` written); ``failure``: what went wrong.
+    """
+
+    document: ContextDocument | None
+    successor_id: str | None = None
+    pending: bool = False
+    failure: str | None = None
+
+
+def continuation_prompt(path: Path, text: str) -> str:
+    """The first prompt of a continuing session: the hand-off itself, and what to do."""
+    return (
+        "You continue the work of a previous session that handed off (its context"
+        " window was filling up). Its hand-off document follows; it is also at"
+        f" {path}. Read it completely, then continue the work from its Next Steps.\n\n{text}"
+    )
+
+
+def interactive_prompt(path: Path) -> str:
+    """The first prompt of an agent CLI a person opens on a hand-off (it reads the file)."""
+    return (
+        f"Read the hand-off document at {path} completely, then continue the work"
+        " from its Next Steps."
+    )
+
+
+def repository_of(document_path: Path) -> Path | None:
+    """The repository a hand-off belongs to (``<repo>/.delegate/handoffs/...``), if it says."""
+    for folder in document_path.parents:
+        if folder.name == HANDOFFS_DIR and folder.parent.name == DELEGATE_DIR:
+            return folder.parent.parent
+    return None
+
+
+class Continuation:
+    """Hand-offs and continuations, through the one orchestrator."""
+
+    def __init__(
+        self,
+        orchestrator: AgentOrchestrator,
+        *,
+        ask_timeout_s: float = ASK_TIMEOUT_S,
+    ) -> None:
+        """``ask_timeout_s``: how long an agent may take to write its own hand-off
+        before delegate builds one from facts instead."""
+        self.orchestrator = orchestrator
+        self.ask_timeout_s = ask_timeout_s
+        self._under_way: set[str] = set()
+
+    # --- hand-off --------------------------------------------------------
+
+    async def hand_off(self, conversation_id: str) -> HandoffOutcome:
+        """Write ``conversation_id``'s hand-off and continue (or leave it pending)."""
+        orch = self.orchestrator
+        try:
+            session = await orch.get_session(conversation_id)
+        except DelegateError as exc:
+            return HandoffOutcome(None, failure=str(exc))
+        cid = session.conversation_id
+        if session.continued_in is not None:
+            # Already handed off: the work is elsewhere; nothing more to write.
+            done = await orch.store.documents.find(DocumentKind.HANDOFF, source_session=cid)
+            return HandoffOutcome(done[0] if done else None, successor_id=session.continued_in)
+        if cid in self._under_way:
+            return HandoffOutcome(None, failure="a hand-off of this session is already under way")
+        self._under_way.add(cid)
+        try:
+            return await self._hand_off(session)
+        finally:
+            self._under_way.discard(cid)
+
+    async def _hand_off(self, session: Session) -> HandoffOutcome:
+        orch = self.orchestrator
+        cid = session.conversation_id
+        previous = await previous_handoff(orch.store, session)
+        chain = await orch.store.documents.chain(previous.document_id) if previous else []
+        facts = await self._facts(session, previous)
+        project = str(facts.git.root if facts.git else Path(session.cwd))
+        header = HandoffHeader(
+            created=orch.clock(),
+            previous_instance=cid,
+            used_tokens=session.context.used_tokens,
+            limit_tokens=session.context.limit_tokens,
+            project=project,
+            branch=facts.git.branch if facts.git else session.git_branch,
+            previous_handoff=previous.path if previous else None,
+            chain_position=len(chain) + 1,
+        )
+        producer, sections = "facts", sections_from_facts(facts, project)
+        if self._drives(session):
+            written = await self._ask_agent(session, header)
+            if written is not None:
+                # The agent's sections; the instructions stay delegate's own.
+                sections = {
+                    **written,
+                    "Instructions for New Instance": instructions(session, project),
+                }
+                producer = "agent"
+        text = redact(render_handoff(header, sections))
+        repo = Path(project)
+        try:
+            path = await asyncio.to_thread(write_handoff_file, repo, text, header.created)
+        except (OSError, DocumentInvalid) as exc:
+            reason = f"cannot write the hand-off under {repo}: {exc}"
+            await self._failed(session, "write", reason)
+            return HandoffOutcome(None, failure=reason)
+        document = await register_handoff(
+            orch.store,
+            document_id=str(uuid.uuid4()),
+            path=path,
+            text=text,
+            created_us=to_us(header.created),
+            producer=producer,
+            source_session=cid,
+            previous_id=previous.document_id if previous else None,
+        )
+        continues = (
+            session.source == OURS
+            and session.agent_id in orch.settings.agents
+            and orch.settings.context.auto_continue
+        )
+        if not continues:
+            await self._leave_pending(session, document, producer, repo)
+            return HandoffOutcome(
+                await orch.store.documents.get(document.document_id), pending=True
+            )
+        await self._written(session, document, producer, pending=False)
+        try:
+            successor = await self._continue(session, document, path, text)
+        except DelegateError as exc:
+            reason = f"cannot start the session that continues it: {exc}"
+            await self._failed(session, "spawn", reason)
+            await self._leave_pending(session, document, producer, repo, announce=False)
+            return HandoffOutcome(
+                await orch.store.documents.get(document.document_id), pending=True, failure=reason
+            )
+        return HandoffOutcome(
+            await orch.store.documents.get(document.document_id),
+            successor_id=successor.conversation_id,
+        )
+
+    def _drives(self, session: Session) -> bool:
+        """Whether delegate can prompt the session now (its own, configured, idle)."""
+        return (
+            session.source == OURS
+            and session.agent_id in self.orchestrator.settings.agents
+            and session.state in (SessionState.IDLE, SessionState.READY)
+        )
+
+    async def _ask_agent(self, session: Session, header: HandoffHeader) -> dict[str, str] | None:
+        """The sections of the hand-off the agent writes itself, or None (facts instead)."""
+        orch = self.orchestrator
+        try:
+            [handle] = await orch.delegate(
+                prompt=handoff_request(header), conversation_id=session.conversation_id
+            )
+        except DelegateError as exc:
+            log.info("hand-off of %s: the agent cannot be asked: %s", session.conversation_id, exc)
+            return None
+        try:
+            run = await asyncio.wait_for(handle.wait(), self.ask_timeout_s)
+        except TimeoutError:
+            handle.cancel()
+            log.info("hand-off of %s: the agent took too long", session.conversation_id)
+            return None
+        if run.status is not RunStatus.COMPLETED:
+            return None
+        document = extract_handoff(run.output)
+        if document is None:
+            return None
+        sections = parse_handoff(document)
+        problems = validate_handoff(render_handoff(header, sections))
+        if problems:
+            log.info(
+                "hand-off of %s: the agent's is invalid: %s", session.conversation_id, problems
+            )
+            return None
+        return sections
+
+    async def _facts(self, session: Session, previous: ContextDocument | None) -> HandoffFacts:
+        orch = self.orchestrator
+        cid = session.conversation_id
+        try:
+            page = await orch.recent_messages(cid, RECENT_MESSAGES)
+            messages = list(reversed(page.messages))
+        except DelegateError:  # a transcript gone or unreadable: the rest still holds
+            messages = []
+        children = (await orch.list_children(cid)).sessions
+        running = [c for c in children if c.state is SessionState.RUNNING]
+        transcript = await orch.transcript_path(cid)
+        git = await asyncio.to_thread(git_facts, Path(session.cwd))
+        return HandoffFacts(
+            session=session,
+            messages=messages,
+            running_children=running,
+            git=git,
+            previous_path=previous.path if previous else None,
+            transcript=str(transcript) if transcript else None,
+        )
+
+    async def _continue(
+        self, session: Session | None, document: ContextDocument, path: Path, text: str
+    ) -> Session:
+        """Start the session that continues ``document`` and link it; raise what refuses it."""
+        orch = self.orchestrator
+        agent = session.agent_id if session and session.agent_id in orch.settings.agents else None
+        repo = repository_of(path)
+        cwd = session.cwd if session else str(repo or path.parent)
+        [handle] = await orch.delegate(
+            prompt=continuation_prompt(path, text), agent_id=agent, cwd=cwd
+        )
+        run = await handle.wait()
+        if run.status is not RunStatus.COMPLETED:
+            raise ContinuationFailed(run.error or f"its first run ended {run.status.value}")
+        successor = handle.conversation_id
+        await orch.store.documents.add_consumer(document.document_id, successor)
+        await orch.store.documents.set_status(document.document_id, DocumentStatus.CONSUMED)
+        if session is not None:
+            await orch.store.sessions.link_continuation(session.conversation_id, successor)
+            await orch.emit(
+                SessionContinued(
+                    at=orch.clock(),
+                    conversation_id=session.conversation_id,
+                    successor_id=successor,
+                    agent_id=session.agent_id,
+                    document_id=document.document_id,
+                )
+            )
+        if repo is not None:
+            await asyncio.to_thread(clear_pending_note, repo)
+        return await orch.get_session(successor)
+
+    async def _leave_pending(
+        self,
+        session: Session,
+        document: ContextDocument,
+        producer: str,
+        repo: Path,
+        *,
+        announce: bool = True,
+    ) -> None:
+        orch = self.orchestrator
+        command = f"delegate handoff continue {document.path}"
+        try:
+            await asyncio.to_thread(write_pending_note, repo, Path(document.path), command)
+        except (OSError, DocumentInvalid) as exc:
+            log.warning("cannot write the pending note under %s: %s", repo, exc)
+        await orch.store.documents.set_status(document.document_id, DocumentStatus.PENDING)
+        if announce:
+            await self._written(session, document, producer, pending=True)
+
+    async def _written(
+        self, session: Session, document: ContextDocument, producer: str, *, pending: bool
+    ) -> None:
+        await self.orchestrator.emit(
+            HandoffWritten(
+                at=self.orchestrator.clock(),
+                conversation_id=session.conversation_id,
+                agent_id=session.agent_id,
+                document_id=document.document_id,
+                path=document.path,
+                producer=producer,
+                previous_id=document.previous_id,
+                pending=pending,
+            )
+        )
+
+    async def _failed(self, session: Session, stage: str, reason: str) -> None:
+        assert stage in ("write", "spawn")
+        await self.orchestrator.emit(
+            HandoffFailed(
+                at=self.orchestrator.clock(),
+                conversation_id=session.conversation_id,
+                agent_id=session.agent_id,
+                stage="write" if stage == "write" else "spawn",
+                reason=reason,
+            )
+        )
+
+    # --- continuing from a document -------------------------------------
+
+    async def document(self, path_or_document_id: str) -> ContextDocument:
+        """The registered hand-off named by id or path (a file not yet registered is
+        validated and registered, producer ``person``)."""
+        store = self.orchestrator.store
+        try:
+            return await store.documents.get(path_or_document_id)
+        except UnknownDocument:
+            pass
+        try:
+            path = Path(path_or_document_id).expanduser().absolute()
+        except (OSError, RuntimeError, ValueError):
+            raise UnknownDocument(
+                f"no hand-off has the id or path {path_or_document_id!r}"
+            ) from None
+        known = await store.documents.by_path(str(path))
+        if known is not None:
+            return known
+        text = await asyncio.to_thread(read_handoff_file, path)
+        problems = validate_handoff(text)
+        if problems:
+            raise DocumentInvalid(f"{path} is not a hand-off document: " + "; ".join(problems))
+        return await register_handoff(
+            store,
+            document_id=str(uuid.uuid4()),
+            path=path,
+            text=text,
+            created_us=to_us(self.orchestrator.clock()),
+            producer="person",
+            source_session=None,
+            previous_id=None,
+        )
+
+    async def continue_from(self, path_or_document_id: str) -> Session:
+        """Start a new session from a hand-off (by id or path), linked to the one that
+        wrote it; the new session as stored once its first run ends."""
+        document = await self.document(path_or_document_id)
+        path = Path(document.path)
+        text = await asyncio.to_thread(read_handoff_file, path)
+        source = await self._source_session(document)
+        try:
+            return await self._continue(source, document, path, text)
+        except ContinuationFailed as exc:
+            if source is not None:
+                await self._failed(source, "spawn", str(exc))
+            raise
+
+    async def interactive_plan(self, document_id: str) -> ReopenPlan:
+        """How to open the agent's CLI interactively with the hand-off as its first prompt."""
+        document = await self.document(document_id)
+        source = await self._source_session(document)
+        if source is None:
+            raise UnknownDocument(
+                f"hand-off {document.document_id} names no session whose agent could open it;"
+                " continue it with `delegate handoff continue`"
+            )
+        path = Path(document.path)
+        cwd = str(repository_of(path) or source.cwd)
+        return await asyncio.to_thread(
+            start_plan, source, self.orchestrator.settings, interactive_prompt(path), cwd=cwd
+        )
+
+    async def _source_session(self, document: ContextDocument) -> Session | None:
+        if document.source_session is None:
+            return None
+        try:
+            return await self.orchestrator.store.sessions.get(document.source_session)
+        except DelegateError:
+            return None  # purged since: the document still stands alone
