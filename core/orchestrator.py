@@ -1692,11 +1692,6 @@ class AgentOrchestrator:
 
     # --- history ---------------------------------------------------------
 
-    async def emit(self, event: HistoryEvent) -> None:
-        """Record and publish a history event of a service built on the orchestrator
-        (hand-offs, thresholds): the same path the orchestrator's own events take."""
-        await self._emit(event)
-
     async def _emit(self, event: HistoryEvent) -> None:
         await self.store.history.add(
             to_us(event.at),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.clock import to_us
+from core.context.thresholds import effective_context
 from core.documents.handoff_facts import HandoffFacts, git_facts, instructions, sections_from_facts
 from core.documents.handoff_files import (
     DELEGATE_DIR,
@@ -182,7 +183,7 @@ class Continuation:
         continues = (
             session.source == OURS
             and session.agent_id in orch.settings.agents
-            and orch.settings.context.auto_continue
+            and self._auto_continue(session)
         )
         if not continues:
             await self._leave_pending(session, document, producer, repo)
@@ -203,6 +204,14 @@ class Continuation:
             await orch.store.documents.get(document.document_id),
             successor_id=successor.conversation_id,
         )
+
+    def _auto_continue(self, session: Session) -> bool:
+        """``auto_continue`` for the session's project (its own config over the data folder's)."""
+        settings = self.orchestrator.settings
+        try:
+            return effective_context(settings, session.cwd).auto_continue
+        except DelegateError:  # a broken project file: the data folder's setting holds
+            return settings.context.auto_continue
 
     def _drives(self, session: Session) -> bool:
         """Whether delegate can prompt the session now (its own, configured, idle)."""

@@ -262,3 +262,15 @@ async def test_a_person_opens_the_handoff_in_the_agents_cli(
         assert os.fspath(plan.cwd) in plan.command_line
     finally:
         await orch.close(wait=False)
+
+
+async def test_a_project_can_turn_auto_continue_off_for_itself(
+    world: tuple[AgentOrchestrator, Path],
+) -> None:
+    orch, repo = world
+    (repo / ".delegate").mkdir()
+    (repo / ".delegate" / "config.toml").write_text("[context]\nauto_continue = false\n")
+    cid = await _session(orch, "writer", repo, "implement login")
+    outcome = await Continuation(orch).hand_off(cid)
+    assert outcome.pending
+    assert outcome.successor_id is None
