@@ -23,7 +23,8 @@ from pydantic import BaseModel, ValidationError
 
 from core import cursors, ids, process_identity
 from core.clock import Clock, system_clock, to_us
-from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
+from core.config import DB_FILENAME, ContextSettings, Settings, ensure_data_dir, load_settings
+from core.context.windows import launch_window
 from core.demo_ids import demo_id
 from core.detached import GoMessage, UnavailableRunner, spawn_worker
 from core.errors import (
@@ -63,6 +64,7 @@ from core.models import (
     MAX_PAGE,
     ONE_RUN_OWNERS,
     AgentRequest,
+    ContextReport,
     Message,
     MessageMatch,
     MessagePage,
@@ -556,6 +558,18 @@ class AgentOrchestrator:
     async def get_session(self, conversation_id: str) -> Session:
         return await self.store.sessions.get(await self.resolve_id(conversation_id))
 
+    async def context_report(self, conversation_id: str) -> ContextReport:
+        """A session's context: figures, window and its source, trend, breakdown by
+        category, thresholds crossed, checkpoints, hand-offs and the hand-off chain."""
+        from core.context.report import build_report
+
+        session = await self.get_session(conversation_id)
+        return await build_report(self.store, session, self._context_settings(session.cwd))
+
+    def _context_settings(self, cwd: str) -> ContextSettings:
+        """The ``[context]`` settings in effect for a session working in ``cwd``."""
+        return self.settings.context
+
     async def transcript_path(self, conversation_id: str) -> Path | None:
         """The transcript file Claude Code or Codex keeps for this session, or None.
 
@@ -964,6 +978,7 @@ class AgentOrchestrator:
         conversation_id, run_id = self._new_id(), self._new_id()
         branch = await asyncio.to_thread(current_branch, cwd)
         config = self.settings.agents[agent_id]
+        limit, window_source = launch_window(config, self.settings.context)
         # An agent that writes its own transcript (a real CLI) is the record
         # of the conversation: the importer indexes its file instead.
         message = (
@@ -979,8 +994,10 @@ class AgentOrchestrator:
                     cwd=str(cwd),
                     title=title_from_prompt(prompt),
                     created_us=at_us,
-                    context_limit=config.context_limit,
+                    context_limit=limit,
                     git_branch=branch,
+                    model=config.model,
+                    window_source=window_source,
                 ),
                 NewRun(
                     run_id,
@@ -1340,6 +1357,7 @@ class AgentOrchestrator:
             context_limit=completed.context_limit if completed else None,
             stderr=stderr,
         )
+        await self._sample_context(request.conversation_id, to_us(now))
         duration = run.duration_s or 0.0
         status = run.status  # the first close wins: another process may have interrupted it
         event: HistoryEvent
@@ -1371,6 +1389,19 @@ class AgentOrchestrator:
         return run
 
     # --- detached runs: a worker process of their own (core/detached.py) ------
+
+    async def _sample_context(self, conversation_id: str, at_us: int) -> None:
+        """Keep the context figure of the turn that just closed (the trend and the rate)."""
+        session = await self.store.sessions.get(conversation_id)
+        context = session.context
+        if context.known and session.metrics.turns > 0:
+            await self.store.context.record_sample(
+                conversation_id,
+                session.metrics.turns,
+                context.used_tokens,
+                context.limit_tokens,
+                at_us,
+            )
 
     async def _launch_detached(
         self, prompt: str, agent_id: str, runner: Runner, cwd: Path, mode: SessionMode

@@ -412,6 +412,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_runs.add_parser(sub)
 
+    from tui import cli_context  # deferred: it builds on this module
+
+    cli_context.add_parser(sub)
+
     run = sub.add_parser("run", help="launch a delegate, or follow up with --session")
     run.add_argument("prompt", help="the prompt, or - to read it from stdin")
     run.add_argument("--agent", help="agent id (default: the session's, else the default)")

@@ -9,7 +9,7 @@ default window and its source stays unknown, so nothing pretends to know.
 
 from __future__ import annotations
 
-from core.config import DEFAULT_CONTEXT_LIMIT, ContextSettings
+from core.config import DEFAULT_CONTEXT_LIMIT, AgentConfig, ContextSettings
 from core.models import WindowSource
 
 LONG_CONTEXT_SUFFIX = "[1m]"
@@ -76,3 +76,10 @@ def window_for(
     if limit is not None:
         return limit, WindowSource.MODEL
     return DEFAULT_CONTEXT_LIMIT, WindowSource.UNKNOWN
+
+
+def launch_window(agent: AgentConfig, settings: ContextSettings) -> tuple[int, WindowSource]:
+    """The window of a session one of our agents starts: its ``context_limit`` when the
+    configuration sets one, else its ``model``'s family, else the default."""
+    configured = agent.context_limit if "context_limit" in agent.model_fields_set else None
+    return window_for(agent.model, recorded=None, configured=configured, settings=settings)

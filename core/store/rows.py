@@ -54,6 +54,8 @@ class NewSession:
     parent_id: str | None = None
     source: str = "delegate"
     warmup: bool = False  # a Claude Code warm-up sub-agent (hidden by default)
+    model: str | None = None  # the agent's configured model, when it names one
+    window_source: WindowSource = WindowSource.UNKNOWN  # where ``context_limit`` came from
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,7 +108,8 @@ class RunsRepository:
             await db.execute(
                 "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
                 " title, parent_id, source, created_at, last_interacted_at, context_limit,"
-                " active_run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " active_run_id, model, window_source)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session.conversation_id,
                     session.agent_id,
@@ -123,6 +124,8 @@ class RunsRepository:
                     session.created_us,
                     session.context_limit,
                     run.run_id,
+                    session.model,
+                    session.window_source.value,
                 ),
             )
             await self._insert(db, session.conversation_id, run)
@@ -453,9 +456,14 @@ class RunsRepository:
             if reply is not None:
                 await self._messages.append_in(db, conversation_id, [reply])
             if context_tokens is not None or context_limit is not None:
+                # A window the agent reports is recorded; a clamp still holds.
                 await db.execute(
-                    "UPDATE sessions SET context_tokens = coalesce(?, context_tokens),"
-                    " context_limit = coalesce(?, context_limit) WHERE conversation_id = ?",
+                    "UPDATE sessions SET context_tokens = coalesce(?1, context_tokens),"
+                    " context_limit = CASE WHEN ?2 IS NULL OR window_source = 'clamp'"
+                    " THEN context_limit ELSE ?2 END,"
+                    " window_source = CASE WHEN ?2 IS NULL OR window_source = 'clamp'"
+                    " THEN window_source ELSE 'recorded' END"
+                    " WHERE conversation_id = ?3",
                     (context_tokens, context_limit, conversation_id),
                 )
             if stderr:

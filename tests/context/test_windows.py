@@ -34,15 +34,17 @@ def test_the_model_table_knows_the_families(model: str, limit: int) -> None:
 
 
 def test_a_recorded_window_wins_over_the_model_and_the_configuration() -> None:
-    assert window_for(
-        "gpt-5.3-codex", recorded=258_400, configured=100_000, settings=DEFAULTS
-    ) == (258_400, WindowSource.RECORDED)
+    assert window_for("gpt-5.3-codex", recorded=258_400, configured=100_000, settings=DEFAULTS) == (
+        258_400,
+        WindowSource.RECORDED,
+    )
 
 
 def test_a_configured_limit_wins_over_the_model_table() -> None:
-    assert window_for(
-        "claude-opus-4-7", recorded=None, configured=150_000, settings=DEFAULTS
-    ) == (150_000, WindowSource.CONFIG)
+    assert window_for("claude-opus-4-7", recorded=None, configured=150_000, settings=DEFAULTS) == (
+        150_000,
+        WindowSource.CONFIG,
+    )
 
 
 def test_the_config_table_extends_and_overrides_the_built_in_one() -> None:
