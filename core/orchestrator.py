@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from core import cursors, ids, process_identity
 from core.clock import Clock, system_clock, to_us
-from core.config import DB_FILENAME, ContextSettings, Settings, ensure_data_dir, load_settings
+from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.context.windows import launch_window
 from core.demo_ids import demo_id
 from core.detached import GoMessage, UnavailableRunner, spawn_worker
@@ -564,11 +564,11 @@ class AgentOrchestrator:
         from core.context.report import build_report
 
         session = await self.get_session(conversation_id)
-        return await build_report(self.store, session, self._context_settings(session.cwd))
+        from core.context.thresholds import effective_context
 
-    def _context_settings(self, cwd: str) -> ContextSettings:
-        """The ``[context]`` settings in effect for a session working in ``cwd``."""
-        return self.settings.context
+        # The project's own [context] file may say otherwise: a small file read, off the loop.
+        thresholds = await asyncio.to_thread(effective_context, self.settings, session.cwd)
+        return await build_report(self.store, session, thresholds)
 
     async def transcript_path(self, conversation_id: str) -> Path | None:
         """The transcript file Claude Code or Codex keeps for this session, or None.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from core.context.thresholds import RISING_LEVELS
 from core.models import ContextLevel, ContextReport, ContextUsage
 from core.orchestrator import AgentOrchestrator
 from tui.cli import EXIT_OK, _print_json
@@ -43,13 +44,12 @@ def add_parser(subparsers: Any) -> None:
 
 
 def level_reached(percent: float, thresholds: dict[str, int]) -> ContextLevel:
-    """The highest level whose threshold ``percent`` has reached."""
+    """The highest level whose threshold (the report's, by level name) ``percent`` reached."""
     reached = ContextLevel.OK
-    for level in (ContextLevel.NOTIFY, ContextLevel.REMINDER, ContextLevel.HANDOFF):
-        if level.value in thresholds and percent >= thresholds[level.value]:
+    for level in RISING_LEVELS:
+        if percent >= thresholds.get(level.value, 101):
             reached = level
-    force = thresholds.get(ContextLevel.FORCE.value)
-    return ContextLevel.FORCE if force is not None and percent >= force else reached
+    return reached
 
 
 def report_json(report: ContextReport) -> dict[str, Any]:

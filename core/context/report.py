@@ -9,9 +9,9 @@ an imported transcript's messages are not copied, so its breakdown is empty).
 from __future__ import annotations
 
 from core.config import ContextSettings
+from core.context.thresholds import RISING_LEVELS, threshold_of
 from core.models import (
     Checkpoint,
-    ContextLevel,
     ContextReport,
     DocumentKind,
     MessageCategory,
@@ -19,9 +19,6 @@ from core.models import (
 )
 from core.store import Store
 from core.store.rows import clamp_count, clamp_time
-
-CHAIN_LIMIT = 1_000
-"""A hand-off chain longer than this is cut (a stored loop never runs forever)."""
 
 
 async def build_report(
@@ -34,7 +31,7 @@ async def build_report(
         trend=tuple(await store.context.trend(cid)),
         breakdown=await _breakdown(store, cid),
         crossings=tuple(await store.context.crossings(cid)),
-        chain=await _chain(store, session),
+        chain=tuple(await store.sessions.continuation_chain(cid)),
         checkpoints=await _checkpoints(store, cid),
         handoffs=tuple(await store.documents.find(DocumentKind.HANDOFF, source_session=cid)),
         thresholds=threshold_percents(thresholds),
@@ -43,12 +40,7 @@ async def build_report(
 
 def threshold_percents(ctx: ContextSettings) -> dict[str, int]:
     """The % at which each level starts, by level name (lowest first)."""
-    return {
-        ContextLevel.NOTIFY.value: ctx.notify_user_at,
-        ContextLevel.REMINDER.value: ctx.reminder,
-        ContextLevel.HANDOFF.value: ctx.handoff,
-        ContextLevel.FORCE.value: ctx.force,
-    }
+    return {level.value: threshold_of(level, ctx) for level in RISING_LEVELS}
 
 
 async def _breakdown(store: Store, conversation_id: str) -> dict[str, int]:
@@ -61,38 +53,6 @@ async def _breakdown(store: Store, conversation_id: str) -> dict[str, int]:
     return {
         str(r["category"]): clamp_count(r["tokens"]) for r in rows if str(r["category"]) in known
     }
-
-
-async def _links(store: Store, conversation_id: str) -> tuple[str | None, str | None]:
-    row = await store.db.fetch_one(
-        "SELECT continued_from, continued_in FROM sessions WHERE conversation_id = ?",
-        (conversation_id,),
-    )
-    if row is None:
-        return None, None
-    before, after = row["continued_from"], row["continued_in"]
-    return (
-        before if isinstance(before, str) and before else None,
-        after if isinstance(after, str) and after else None,
-    )
-
-
-async def _chain(store: Store, session: Session) -> tuple[str, ...]:
-    """The hand-off chain through ``session``, oldest first (links to gone sessions end it)."""
-    seen = {session.conversation_id}
-    older: list[str] = []
-    cid: str | None = session.continued_from
-    while cid is not None and cid not in seen and len(seen) < CHAIN_LIMIT:
-        seen.add(cid)
-        older.append(cid)
-        cid = (await _links(store, cid))[0]
-    newer: list[str] = []
-    cid = session.continued_in
-    while cid is not None and cid not in seen and len(seen) < CHAIN_LIMIT:
-        seen.add(cid)
-        newer.append(cid)
-        cid = (await _links(store, cid))[1]
-    return (*reversed(older), session.conversation_id, *newer)
 
 
 async def _checkpoints(store: Store, conversation_id: str) -> tuple[Checkpoint, ...]:
