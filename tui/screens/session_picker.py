@@ -43,6 +43,7 @@ from tui.bridge import (
     connect,
 )
 from tui.commands import PickerCommands
+from tui.context_levels import Thresholds
 from tui.keys import live_keys
 from tui.list_scope import ListScope
 from tui.live import polling_note
@@ -316,6 +317,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     ) -> None:
         super().__init__()
         self.orchestrator = orchestrator
+        # The [context] thresholds that colour every meter, by the session's folder.
+        self.thresholds = Thresholds(orchestrator.settings)
         # What the list covers (the toggles change it); every project by default.
         self.scope = scope or ListScope()
         # How often a supervisor that fell back to polling re-scans (for the status line).
@@ -346,7 +349,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         yield dismissals
         yield BackgroundImport(orch.import_sources, self.import_roots or (None, None))
         yield LiveRows(orch.get_session)
-        yield StatusPanel(self._load_status, id="status")
+        yield StatusPanel(self._load_status, thresholds=self.thresholds, id="status")
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 yield FilterBar(debounce=self.filter_debounce)
@@ -357,6 +360,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                     page_size=self.page_size,
                     is_hidden=dismissals.is_pending,
                     fetch_children=self._fetch_children if self.scope.subagents else None,
+                    thresholds=self.thresholds,
                     id="sessions",
                 )
                 yield Static(Text.from_markup(EMPTY_STATE), id="empty-state")
@@ -367,6 +371,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                     size=self.preview_size,
                     load_run=orch.latest_run,
                     quiet_s=self.run_quiet_seconds,
+                    thresholds=self.thresholds,
                     id="preview",
                 )
                 yield HistoryTimeline(orch.history, self.clock, id="history")
@@ -640,7 +645,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             return
         from tui.screens.transcript import TranscriptScreen  # deferred: opened on demand
 
-        self.app.push_screen(TranscriptScreen(self.orchestrator, session, self.clock))
+        self.app.push_screen(
+            TranscriptScreen(self.orchestrator, session, self.clock, thresholds=self.thresholds)
+        )
 
     # --- open: back into the real session ----------------------------------
 

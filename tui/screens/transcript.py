@@ -24,10 +24,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from core.clock import Clock
+from core.config import ContextSettings
 from core.errors import DelegateError
 from core.models import Message, MessagePage, Session, TranscriptDetails
 from core.orchestrator import AgentOrchestrator
 from tui import formatting as fmt
+from tui.context_levels import ThresholdsFor
 from tui.safe_text import first_line, visible
 from tui.widgets.context_meter import meter_text
 from tui.widgets.message_view import message_renderable
@@ -42,7 +44,13 @@ def _moment(at: datetime, now: datetime) -> str:
     return f"{at.astimezone(UTC):%Y-%m-%d %H:%M} UTC ({fmt.ago(at, now)})"
 
 
-def details_text(session: Session, details: TranscriptDetails | None, now: datetime) -> Text:
+def details_text(
+    session: Session,
+    details: TranscriptDetails | None,
+    now: datetime,
+    *,
+    thresholds: ContextSettings,
+) -> Text:
     """The header: what the session is, where it lives and how full it is."""
     text = Text()
     text.append(first_line(session.shown_title or "(untitled)", 200), "bold")
@@ -66,7 +74,7 @@ def details_text(session: Session, details: TranscriptDetails | None, now: datet
         text.append(visible(value))
         text.append("\n")
     text.append(f"{'used':>6}  ", "dim")
-    text.append_text(meter_text(session.context, bar_width=20))
+    text.append_text(meter_text(session.context, thresholds=thresholds, bar_width=20))
     return text
 
 
@@ -155,9 +163,11 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
         clock: Clock,
         *,
         page_size: int = PAGE_SIZE,
+        thresholds: ThresholdsFor | None = None,
     ) -> None:
         super().__init__()
         self.orchestrator = orchestrator
+        self.thresholds = (thresholds or (lambda cwd: orchestrator.settings.context))(session.cwd)
         self.session = session
         self.clock = clock
         self.page_size = page_size
@@ -173,7 +183,10 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
         self._match_id: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(details_text(self.session, None, self.clock()), id="transcript-details")
+        yield Static(
+            details_text(self.session, None, self.clock(), thresholds=self.thresholds),
+            id="transcript-details",
+        )
         with VerticalScroll(id="transcript-messages"):
             yield Static(id="transcript-older")
         yield Input(
@@ -209,7 +222,9 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
         except DelegateError:
             details = None
         self.session = session
-        self.details.update(details_text(session, details, self.clock()))
+        self.details.update(
+            details_text(session, details, self.clock(), thresholds=self.thresholds)
+        )
 
     @work(group="transcript", name="reading the transcript", exclusive=True, exit_on_error=False)
     async def _load_newest(self) -> None:

@@ -1,4 +1,5 @@
-"""The compact context meter: ``▰▰▰▱▱ 42k used · 79% left``, coloured by threshold.
+"""The compact context meter: ``▰▰▰▱▱ 42k used · 79% left``, coloured by the
+``[context]`` thresholds in force for the session (:mod:`tui.context_levels`).
 
 Unknown usage draws an empty, dim bar and says so; an estimate (after a
 compaction) is marked ``≈`` and its bar dimmed.
@@ -10,19 +11,15 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from core.config import ContextSettings
 from core.models import ContextUsage
-from core.tokens import meter_level
 from tui import formatting as fmt
-
-LEVEL_STYLES = {
-    "ok": "green",
-    "warn": "yellow",
-    "handoff": "dark_orange",
-    "force": "bold red",
-}
+from tui.context_levels import DEFAULT_THRESHOLDS, LEVEL_STYLES, level_at, level_style
 
 
-def meter_text(context: ContextUsage, *, bar_width: int = 5) -> Text:
+def meter_text(
+    context: ContextUsage, *, thresholds: ContextSettings = DEFAULT_THRESHOLDS, bar_width: int = 5
+) -> Text:
     """The meter as Rich text, for list rows and the status panel."""
     text = Text()
     if not context.known:
@@ -30,18 +27,17 @@ def meter_text(context: ContextUsage, *, bar_width: int = 5) -> Text:
             text.append("▱" * bar_width + " ", "dim")
         text.append(fmt.meter(context), "dim italic")
         return text
-    level = meter_level(context.used_tokens, context.limit_tokens)
     if context.limit_tokens > 0 and bar_width > 0:
         used = 1.0 - context.left_fraction
         filled = min(bar_width, round(used * bar_width))
         if used > 0 and filled == 0:
             filled = 1
         # An estimate's bar is dimmed, so it never reads as a measured figure.
-        style = LEVEL_STYLES[level] + (" dim" if context.estimated else "")
+        style = LEVEL_STYLES[level_at(context, thresholds)] + (" dim" if context.estimated else "")
         text.append("▰" * filled, style)
         text.append("▱" * (bar_width - filled), "dim")
         text.append(" ")
-    text.append(fmt.meter(context), LEVEL_STYLES[level] if level != "ok" else "")
+    text.append(fmt.meter(context), level_style(context, thresholds))
     return text
 
 
@@ -53,6 +49,7 @@ class ContextMeter(Static):
     """
 
     usage: reactive[ContextUsage] = reactive(ContextUsage, layout=True)
+    thresholds: reactive[ContextSettings] = reactive(ContextSettings, layout=True)
 
     def render(self) -> Text:
-        return meter_text(self.usage, bar_width=10)
+        return meter_text(self.usage, thresholds=self.thresholds, bar_width=10)

@@ -27,6 +27,7 @@ from core.clock import Clock
 from core.errors import DelegateError
 from core.models import MessagePage, Role, Run, RunStatus, Session, SessionState
 from tui import formatting as fmt
+from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
 from tui.safe_text import first_line, visible
 from tui.widgets.context_meter import meter_text
 from tui.widgets.message_view import message_renderable
@@ -118,10 +119,13 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         load_run: RunLoader | None = None,
         quiet_s: float = QUIET_SECONDS,
         tick_s: float = TICK_SECONDS,
+        thresholds: ThresholdsFor | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self._load_page = load_page
+        # The [context] thresholds that colour the meter, by the session's folder.
+        self._thresholds = thresholds or (lambda cwd: DEFAULT_THRESHOLDS)
         self._load_run = load_run
         self._clock = clock
         self.size_per_page = size
@@ -258,7 +262,8 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         header.append("\n")
         header.append(f"{session.agent_id} · {session.mode.value} · {session.state.value}", "dim")
         header.append(f" · {fmt.size(session.metrics.bytes)} · ", "dim")
-        header.append_text(meter_text(session.context, bar_width=10))
+        thresholds = self._thresholds(session.cwd)
+        header.append_text(meter_text(session.context, thresholds=thresholds, bar_width=10))
         if session.last_run_status is RunStatus.INTERRUPTED:
             # Its process died mid-run: the reply below may stop half way.
             header.append(" · last run interrupted", "dark_orange")

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 from core.clock import Clock
 from core.errors import InvalidRequest
 from core.models import SearchPage, SearchResult, SearchSnippet, Session
+from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
 from tui.widgets.session_row import HIGHLIGHT_STYLE, session_row
 from tui.workers import ForwardsWorkerErrors
 
@@ -88,9 +89,12 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         page_size: int = PAGE_SIZE,
         is_hidden: Callable[[str], bool] = lambda conversation_id: False,
         fetch_children: ChildFetcher | None = None,
+        thresholds: ThresholdsFor | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
+        # The [context] thresholds that colour each row's meter, by its folder.
+        self._thresholds = thresholds or (lambda cwd: DEFAULT_THRESHOLDS)
         # Every cached row holds dozens of objects that each full garbage collection
         # walks; after scrolling far, 2,048 of them made those pauses long.
         self._option_render_cache = LRUCache(maxsize=RENDER_CACHE_ROWS)
@@ -143,6 +147,7 @@ class SessionList(ForwardsWorkerErrors, OptionList):
             compact=self.compact,
             child=child,
             expanded=(cid in self.unfolded) if folds else None,
+            thresholds=self._thresholds(session.cwd),
         )
         return Option(prompt, id=cid)
 

@@ -2,7 +2,7 @@
 snippet a search matched, with the matched words highlighted.
 
 Quiet states, loud signals: an ``idle`` session is dim; ``ready``, ``running``,
-``pending`` and a meter past the warn level carry the colour.
+``pending`` and a meter past the first ``[context]`` threshold carry the colour.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from datetime import datetime
 from rich.console import Group
 from rich.text import Text
 
+from core.config import ContextSettings
 from core.models import RunStatus, SearchSnippet, Session, SessionState
-from core.tokens import meter_level
 from tui import formatting as fmt
+from tui.context_levels import DEFAULT_THRESHOLDS, level_style
 from tui.safe_text import first_line, visible
-from tui.widgets.context_meter import LEVEL_STYLES, meter_text
+from tui.widgets.context_meter import meter_text
 
 STATE_BADGES = {
     SessionState.IDLE: ("idle", "dim"),
@@ -105,12 +106,18 @@ def _signals(session: Session) -> Text:
     return text
 
 
-def _detail_line(session: Session, now: datetime, child: bool, expanded: bool | None) -> Text:
+def _detail_line(
+    session: Session,
+    now: datetime,
+    child: bool,
+    expanded: bool | None,
+    thresholds: ContextSettings,
+) -> Text:
     bottom = Text(no_wrap=True, overflow="ellipsis")
     bottom.append((CHILD_INDENT if child else "") + INDENT)
     bottom.append(f"{fmt.ago(session.last_interacted_at, now):>8} · ", "dim")
     bottom.append_text(_fold(session, expanded))
-    bottom.append_text(meter_text(session.context, bar_width=0))
+    bottom.append_text(meter_text(session.context, thresholds=thresholds, bar_width=0))
     turns = session.metrics.turns
     bottom.append(f" · {turns} turn{'' if turns == 1 else 's'} · ", "dim")
     where = session.cwd + (f" · {session.git_branch}" if session.git_branch else "")
@@ -124,6 +131,7 @@ def _compact_line(
     child: bool,
     expanded: bool | None,
     snippet: SearchSnippet | None,
+    thresholds: ContextSettings,
 ) -> Text:
     """One line: badge, agent, age, how much context is left, then the title."""
     label, style = STATE_BADGES[session.state]
@@ -134,9 +142,8 @@ def _compact_line(
     line.append(f"{session.agent_id:<11} ", "dim" if session.state is SessionState.IDLE else "bold")
     line.append(f"{fmt.ago(session.last_interacted_at, now):>8} ", "dim")
     context = session.context
-    level = meter_level(context.used_tokens, context.limit_tokens)
     left = f"{round(context.left_fraction * 100)}% left" if context.limit_tokens else "?"
-    line.append(f"{left:>9} ", LEVEL_STYLES[level] if level != "ok" else "dim")
+    line.append(f"{left:>9} ", level_style(context, thresholds) or "dim")
     if child or session.parent_id:
         line.append("↳ ", "dim")
     line.append_text(_fold(session, expanded, short=True))
@@ -162,20 +169,22 @@ def session_row(
     compact: bool = False,
     child: bool = False,
     expanded: bool | None = None,
+    thresholds: ContextSettings = DEFAULT_THRESHOLDS,
 ) -> Group:
     """The row: two lines (one when ``compact``), then the search snippet if any.
 
     ``expanded`` is None for a row whose sub-agents are not shown as a fold
     (hidden by the settings, or the row is itself a sub-agent), else whether its
-    sub-agents are listed under it. Each line is cut with an ellipsis, never wrapped.
+    sub-agents are listed under it. ``thresholds`` colour the meter. Each line is cut
+    with an ellipsis, never wrapped.
     """
     lines: list[Text] = []
     if compact:
-        lines.append(_compact_line(session, now, child, expanded, snippet))
+        lines.append(_compact_line(session, now, child, expanded, snippet, thresholds))
     else:
         top = _top_line(session, child, snippet)
         top.append_text(_signals(session))
-        lines += [top, _detail_line(session, now, child, expanded)]
+        lines += [top, _detail_line(session, now, child, expanded, thresholds)]
     if snippet is not None and shows_snippet_line(session, snippet):
         lines.append(snippet_line(snippet, child=child))
     return Group(*lines)

@@ -14,6 +14,7 @@ from textual.widgets import Static
 
 from core.models import Session
 from tui import formatting as fmt
+from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
 from tui.widgets.context_meter import meter_text
 from tui.workers import ForwardsWorkerErrors
 
@@ -58,9 +59,13 @@ class StatusPanel(ForwardsWorkerErrors, Static):
             super().__init__()
             self.snapshot = snapshot
 
-    def __init__(self, load: StatusLoader, *, id: str | None = None) -> None:
+    def __init__(
+        self, load: StatusLoader, *, thresholds: ThresholdsFor | None = None, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self._load = load
+        # The [context] thresholds that colour the fullest meters, by folder.
+        self._thresholds = thresholds or (lambda cwd: DEFAULT_THRESHOLDS)
 
     @work(group="status", name="reading the status", exclusive=True, exit_on_error=False)
     async def reload(self, note: str = "") -> None:
@@ -91,7 +96,8 @@ class StatusPanel(ForwardsWorkerErrors, Static):
                 if i:
                     fullest.append("   ")
                 fullest.append(f"{session.agent_id} {fmt.short_id(session.conversation_id)} ")
-                fullest.append_text(meter_text(session.context, bar_width=5))
+                thresholds = self._thresholds(session.cwd)
+                fullest.append_text(meter_text(session.context, thresholds=thresholds, bar_width=5))
             lines.append(fullest)
         if snap.note:
             lines.append(Text(snap.note, "italic", no_wrap=True, overflow="ellipsis"))
