@@ -15,20 +15,27 @@ from textual.message import Message
 from textual.widgets import Static
 
 from core.events import (
+    CheckpointMarked,
+    ChildClamped,
+    ContextThresholdCrossed,
     DelegateFinished,
     DelegateLaunched,
     FollowUpCompleted,
     FollowUpStarted,
+    HandoffFailed,
+    HandoffWritten,
     HistoryEvent,
     RunInterrupted,
+    SessionContinued,
     SessionDismissed,
     SessionPurged,
     SessionRenamed,
     SessionRestored,
 )
-from core.models import RunStatus
+from core.models import ContextLevel, RunStatus
 from tui import formatting as fmt
-from tui.safe_text import first_line
+from tui.context_levels import LEVEL_STYLES
+from tui.safe_text import first_line, visible
 from tui.workers import ForwardsWorkerErrors
 
 Clock = Callable[[], datetime]
@@ -45,6 +52,7 @@ class HistoryCell(Static, can_focus=True):
     HistoryCell.-dismissed { border-left: outer $secondary; color: $text-muted; }
     HistoryCell.-started { border-left: outer $warning; }
     HistoryCell.-cancelled { border-left: outer $warning; color: $text-muted; }
+    HistoryCell.-context { border-left: outer $warning; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -72,13 +80,17 @@ class HistoryCell(Static, can_focus=True):
         self.event = event
         self._clock = clock
 
+    def heading(self) -> str:
+        """The first words of the cell (some kinds word it by the event)."""
+        return self.title
+
     def detail(self) -> Text:
         return Text()
 
     def render(self) -> Text:
         e = self.event
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(self.title, "bold")
+        text.append(self.heading(), "bold")
         text.append(f"  {e.agent_id} · {fmt.short_id(e.conversation_id)}")
         run_id = getattr(e, "run_id", None)
         if run_id:
@@ -88,8 +100,12 @@ class HistoryCell(Static, can_focus=True):
         text.append_text(self.detail())
         return text
 
+    def opens(self) -> str:
+        """The session ``enter`` on the cell jumps to."""
+        return self.event.conversation_id
+
     def action_open(self) -> None:
-        self.post_message(self.Selected(self.event.conversation_id))
+        self.post_message(self.Selected(self.opens()))
 
 
 def _usage(e: FollowUpCompleted | DelegateFinished) -> str:
@@ -202,6 +218,131 @@ class SessionRenamedCell(HistoryCell):
         return Text(first_line(e.name, 100))
 
 
+# --- context: thresholds, clamps, hand-offs, continuations, checkpoints -----
+
+# What each threshold means for the session, as its cell says it.
+_LEVEL_MEANS = {
+    ContextLevel.NOTIFY: "warning level",
+    ContextLevel.REMINDER: "reminder: a hand-off comes next",
+    ContextLevel.HANDOFF: "hand-off level: a hand-off document is written",
+    ContextLevel.FORCE: "force level: delegate sends it no more prompts",
+}
+
+
+class ContextThresholdCell(HistoryCell):
+    """The session's context crossed a threshold (once per level, ever)."""
+
+    css_class = "-context"
+
+    def heading(self) -> str:
+        assert isinstance(self.event, ContextThresholdCrossed)
+        estimate = fmt.ESTIMATE if self.event.estimated else ""
+        return f"▲ context at {estimate}{self.event.percent:.0f}%"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, ContextThresholdCrossed)
+        means = _LEVEL_MEANS.get(e.level, e.level.value)
+        figures = f"{fmt.tokens(e.used_tokens)} of {fmt.tokens(e.limit_tokens)} tokens"
+        text = Text()
+        text.append(means, LEVEL_STYLES[e.level])
+        text.append(f" ({figures})" if e.level is ContextLevel.NOTIFY else f" · {figures}")
+        return text
+
+
+class ChildClampedCell(HistoryCell):
+    """A sub-agent got a smaller window than this session's (its model's limit)."""
+
+    title = "⇲ child clamped"
+
+    def opens(self) -> str:
+        assert isinstance(self.event, ChildClamped)
+        return self.event.child_id
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, ChildClamped)
+        window = fmt.tokens(e.parent_limit_tokens)
+        return Text(
+            f"{visible(e.child_agent_id)} · {fmt.short_id(e.child_id)} clamped to"
+            f" {fmt.tokens(e.limit_tokens)} tokens (this window {window})"
+        )
+
+
+def _file_name(path: str) -> str:
+    return visible(path.rsplit("/", 1)[-1]) or "(no file)"
+
+
+class HandoffWrittenCell(HistoryCell):
+    """A hand-off document was written; pending: a person continues it."""
+
+    def heading(self) -> str:
+        assert isinstance(self.event, HandoffWritten)
+        return "⇢ hand-off waiting" if self.event.pending else "⇢ hand-off written"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, HandoffWritten)
+        by = {"agent": "by the agent", "facts": "from facts"}.get(e.producer, e.producer)
+        text = Text(f"{visible(by)} · {_file_name(e.path)}")
+        if e.pending:
+            text.append(" · waiting for you to continue it", "bold yellow")
+        return text
+
+
+class HandoffFailedCell(HistoryCell):
+    title = "✗ hand-off failed"
+    css_class = "-failed"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, HandoffFailed)
+        stage = {"write": "writing", "spawn": "starting the new session"}.get(e.stage, e.stage)
+        text = Text(f"{stage}: ")
+        text.append(first_line(e.reason, 100), "red")
+        text.append(" · retried at the next turn" if e.stage == "write" else "")
+        return text
+
+
+class SessionContinuedCell(HistoryCell):
+    """Work moved on to a new session; ``enter`` opens that one."""
+
+    title = "→ continued"
+
+    def opens(self) -> str:
+        assert isinstance(self.event, SessionContinued)
+        return self.event.successor_id
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, SessionContinued)
+        how = "from its hand-off" if e.document_id else "without a hand-off document"
+        return Text(f"in {fmt.short_id(e.successor_id)} {how}")
+
+
+class CheckpointCell(HistoryCell):
+    """A checkpoint marked, a session forked from one, or restored to one."""
+
+    def heading(self) -> str:
+        e = self.event
+        assert isinstance(e, CheckpointMarked)
+        return "⑂ forked" if e.forked_to else "↶ restored" if e.restored else "⚑ checkpoint"
+
+    def opens(self) -> str:
+        assert isinstance(self.event, CheckpointMarked)
+        return self.event.forked_to or self.event.conversation_id
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, CheckpointMarked)
+        if e.forked_to:
+            return Text(f"from message #{e.seq} into {fmt.short_id(e.forked_to)}")
+        if e.restored:
+            return Text(f"to message #{e.seq} (the state before was kept as a checkpoint)")
+        label = f" · {first_line(e.label, 80)}" if e.label else ""
+        return Text(f"at message #{e.seq}{label}")
+
+
 EventKey = tuple[str, str, str | None, datetime]
 
 
@@ -229,6 +370,12 @@ def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
         "session_renamed": SessionRenamedCell,
         "session_purged": SessionPurgedCell,
         "run_interrupted": RunInterruptedCell,
+        "context_threshold": ContextThresholdCell,
+        "child_clamped": ChildClampedCell,
+        "handoff_written": HandoffWrittenCell,
+        "handoff_failed": HandoffFailedCell,
+        "session_continued": SessionContinuedCell,
+        "checkpoint_marked": CheckpointCell,
     }.get(event.kind, HistoryCell)
     return cell_class(event, clock)
 

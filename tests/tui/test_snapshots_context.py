@@ -1,0 +1,49 @@
+"""Snapshots of the panel's context states (in ``snapshots/test_snapshots_context/``):
+the history cells of the context events."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from context_support import insert_chain
+from test_context_history import context_events, store_events
+from textual.pilot import Pilot
+from tui_support import AppFactory, history_cells, settle, wait_until
+
+SnapCompare = Callable[..., bool]
+TALL = (160, 64)
+
+
+# The sessions' folder shows on screen: the same on every machine (it need not exist).
+REPO = Path("/home/dev/src/billing")
+
+
+@pytest.fixture
+def chain_dir(data_dir: Path) -> Path:
+    asyncio.run(insert_chain(data_dir, REPO))
+    return data_dir
+
+
+async def _ready(pilot: Pilot[None]) -> None:
+    await wait_until(
+        pilot, lambda: type(pilot.app.screen).__name__ == "SessionPickerScreen", what="picker"
+    )
+    await settle(pilot)
+
+
+def test_context_history_cells(
+    snap_compare: SnapCompare, chain_dir: Path, make_app: AppFactory
+) -> None:
+    """Thresholds crossed, a child clamped, a hand-off failed, written and waiting, the
+    session continued, a checkpoint marked, forked from and restored to."""
+    asyncio.run(store_events(chain_dir, context_events(REPO)))
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _ready(pilot)
+        await wait_until(pilot, lambda: len(history_cells(pilot.app)) == 12, what="cells")
+        await settle(pilot)
+
+    assert snap_compare(make_app(chain_dir), terminal_size=TALL, run_before=run_before)
