@@ -7,10 +7,15 @@ thresholds that act on the session: notify, reminder, hand-off, force.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from core.config import ContextSettings, Settings
+from core.context.thresholds import effective_context
+from core.errors import InvalidConfig
 from core.models import ContextLevel, ContextUsage
+
+log = logging.getLogger(__name__)
 
 LEVEL_STYLES: dict[ContextLevel, str] = {
     ContextLevel.OK: "green",
@@ -50,7 +55,8 @@ def level_style(context: ContextUsage, thresholds: ContextSettings) -> str:
 
 
 class Thresholds:
-    """The thresholds in force per working folder, read once per folder."""
+    """The thresholds in force per working folder (the project's ``.delegate/config.toml``
+    over the data folder's), read once per folder while the panel is open."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
@@ -59,5 +65,16 @@ class Thresholds:
     def __call__(self, cwd: str) -> ContextSettings:
         found = self._by_cwd.get(cwd)
         if found is None:
-            found = self._by_cwd[cwd] = self._settings.context
+            found = self._by_cwd[cwd] = self._read(cwd)
         return found
+
+    def _read(self, cwd: str) -> ContextSettings:
+        try:
+            return effective_context(self._settings, cwd)
+        except InvalidConfig as exc:
+            # A meter is no place for a settings error: the thresholds that act on the
+            # session say it where it matters; the meter keeps the data folder's levels.
+            log.warning("%s", exc.message)
+            return self._settings.context
+        except (OSError, ValueError):  # a folder name the system refuses
+            return self._settings.context

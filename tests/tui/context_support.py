@@ -43,14 +43,14 @@ def _session(cid: str, title: str, used: int, minutes_ago: int, **kw: object) ->
     )
 
 
-async def insert_at(data_dir: Path, sessions: dict[str, int]) -> None:
-    """Sessions (id -> tokens in use of a 200k window), newest first by the given order."""
+async def insert_at(data_dir: Path, sessions: dict[str, int], cwd: str = "/home/dev/src/x") -> None:
+    """Sessions (id -> tokens in use of a 200k window) in ``cwd``, newest first."""
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     store = await Store.open(data_dir / DB_FILENAME)
     try:
         await store.bulk.insert(
             [
-                _session(cid, f"session at {used // 2000}%", used, minutes_ago=i + 1)
+                _session(cid, f"session at {used // 2000}%", used, minutes_ago=i + 1, cwd=cwd)
                 for i, (cid, used) in enumerate(sessions.items())
             ]
         )

@@ -69,3 +69,37 @@ async def test_configured_thresholds_move_the_colours(
         assert "dark_orange" in style_at(row.renderables[1], "used")  # type: ignore[arg-type]
         fullest = status_panel(app).render().renderables[1]
         assert "bold red" in style_at(fullest, "184k used")  # type: ignore[arg-type]
+
+
+async def test_a_projects_own_thresholds_colour_its_sessions(
+    data_dir: Path, tmp_path: Path, make_app: AppFactory
+) -> None:
+    """``<repo>/.delegate/config.toml`` moves the levels for the sessions working there only."""
+    repo = tmp_path / "payments"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".delegate").mkdir()
+    (repo / ".delegate" / "config.toml").write_text(
+        "[context]\nnotify_user_at = 10\nreminder = 20\nhandoff = 25\nforce = 50\n",
+        encoding="utf-8",
+    )
+    await insert_at(data_dir, {AT_30: 60_000}, cwd=str(repo))
+    await insert_at(data_dir, {AT_55: 60_000}, cwd=str(tmp_path))
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(pilot)
+        assert await _preview_style(app, pilot, AT_30) == "dark_orange"
+        assert await _preview_style(app, pilot, AT_55) == ""
+
+
+async def test_a_broken_project_file_leaves_the_meters_on_the_data_folders_levels(
+    data_dir: Path, tmp_path: Path, make_app: AppFactory
+) -> None:
+    repo = tmp_path / "broken"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".delegate").mkdir()
+    (repo / ".delegate" / "config.toml").write_text("[context]\nhandoff = 'soon'\n")
+    await insert_at(data_dir, {AT_55: 110_000}, cwd=str(repo))
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(pilot)
+        assert await _preview_style(app, pilot, AT_55) == "yellow"
