@@ -64,7 +64,10 @@ from core.models import (
     MAX_PAGE,
     ONE_RUN_OWNERS,
     AgentRequest,
+    ContextDocument,
     ContextReport,
+    DocumentKind,
+    DocumentStatus,
     Message,
     MessageMatch,
     MessagePage,
@@ -746,6 +749,12 @@ class AgentOrchestrator:
     async def fullest_sessions(self, limit: int = 3) -> list[Session]:
         """The sessions whose context windows are the most used."""
         return await self.store.sessions.fullest(limit)
+
+    async def waiting_handoffs(self, limit: int = 10) -> list[ContextDocument]:
+        """Hand-offs written for a person to continue (``HANDOFF_PENDING.md``), newest first."""
+        return await self.store.documents.find(
+            DocumentKind.HANDOFF, status=DocumentStatus.PENDING, limit=limit
+        )
 
     # --- the archive, names, purging ---------------------------------------
 

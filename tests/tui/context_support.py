@@ -15,13 +15,14 @@ from core.models import ContextLevel, DocumentKind, DocumentStatus, MessageCateg
 from core.store import FinishedSession, NewMessage, Store
 from core.store.documents import NewDocument
 
-# Three sessions of one hand-off chain: FIRST -> MIDDLE -> NEWEST.
+# Three sessions of one hand-off chain: FIRST -> MIDDLE -> NEWEST (a hand-off waiting).
 FIRST = "c0ffee01-0000-4000-8000-000000000001"
 MIDDLE = "c0ffee02-0000-4000-8000-000000000002"
 NEWEST = "c0ffee03-0000-4000-8000-000000000003"
-# A sub-agent clamped below its parent's window.
+# NEWEST's sub-agent, clamped below its window.
 CLAMPED = "c0ffee04-0000-4000-8000-000000000004"
-HANDOFF_DOC = "doc-handoff-0001"
+HANDOFF_DOC = "doc-handoff-waiting"
+HANDOFFS = ".delegate/handoffs"
 MINUTE_US = 60_000_000
 
 
@@ -64,123 +65,111 @@ def _update(data_dir: Path, sql: str, params: tuple[object, ...]) -> None:
 
 
 async def insert_chain(data_dir: Path, repo: Path) -> None:
-    """The chain FIRST -> MIDDLE -> NEWEST (MIDDLE at 72% with its trend, crossings,
-    categories, checkpoints and a pending hand-off), and CLAMPED, MIDDLE's sub-agent."""
+    """The hand-off chain FIRST -> MIDDLE -> NEWEST. NEWEST is at 72% of its window with
+    a trend, crossings, messages of every category, two checkpoints and a hand-off
+    waiting for a person (``HANDOFF_DOC``, following MIDDLE's); CLAMPED is its sub-agent,
+    clamped to 32k below NEWEST's 200k."""
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     store = await Store.open(data_dir / DB_FILENAME)
     try:
-        middle = _session(MIDDLE, "Refactor the billing module", 144_000, 3, cwd=str(repo))
-        middle = FinishedSession(
-            session=middle.session,
-            messages=[
-                NewMessage(
-                    id=f"{MIDDLE}/sys",
-                    role=Role.SYSTEM,
-                    content="You are a careful engineer. " * 40,
-                    created_us=FIXED_NOW_US - 10 * MINUTE_US,
-                    token_count=3_000,
-                ),
-                NewMessage(
-                    id=f"{MIDDLE}/ctx",
-                    role=Role.USER,
-                    content="The hand-off you continue from.",
-                    created_us=FIXED_NOW_US - 9 * MINUTE_US,
-                    token_count=12_000,
-                    category=MessageCategory.CONTEXT,
-                ),
-                NewMessage(
-                    id=f"{MIDDLE}/u1",
-                    role=Role.USER,
-                    content="Split the invoice builder.",
-                    created_us=FIXED_NOW_US - 8 * MINUTE_US,
-                    token_count=80_000,
-                ),
-                NewMessage(
-                    id=f"{MIDDLE}/t1",
-                    role=Role.ASSISTANT,
-                    content="Running the tests.",
-                    created_us=FIXED_NOW_US - 7 * MINUTE_US,
-                    token_count=49_000,
-                    tool={"name": "Bash"},
-                ),
-            ],
-            last_interacted_us=middle.last_interacted_us,
-            state=middle.state,
-            last_run_status=middle.last_run_status,
-            context_tokens=144_000,
-        )
+        newest = _session(NEWEST, "Refactor the billing module", 144_000, 1, cwd=str(repo))
         await store.bulk.insert(
             [
-                _session(NEWEST, "Continue the billing refactor", 20_000, 1, cwd=str(repo)),
-                middle,
-                _session(FIRST, "Start the billing refactor", 150_000, 30, cwd=str(repo)),
+                FinishedSession(
+                    session=newest.session,
+                    messages=_every_category(NEWEST),
+                    last_interacted_us=newest.last_interacted_us,
+                    state=newest.state,
+                    last_run_status=newest.last_run_status,
+                    context_tokens=144_000,
+                ),
+                _session(MIDDLE, "Continue the billing refactor", 150_000, 20, cwd=str(repo)),
+                _session(FIRST, "Start the billing refactor", 150_000, 40, cwd=str(repo)),
                 _session(CLAMPED, "Check the invoice tests", 20_000, 2, cwd=str(repo)),
             ]
         )
         for turn, used in enumerate((40_000, 70_000, 95_000, 120_000, 144_000), start=1):
             at = FIXED_NOW_US - (10 - turn) * MINUTE_US
-            await store.context.record_sample(MIDDLE, turn, used, 200_000, at)
+            await store.context.record_sample(NEWEST, turn, used, 200_000, at)
         for level, used, minutes in (
             (ContextLevel.NOTIFY, 104_000, 6),
             (ContextLevel.REMINDER, 120_000, 5),
             (ContextLevel.HANDOFF, 144_000, 4),
         ):
             at = FIXED_NOW_US - minutes * MINUTE_US
-            await store.context.record_crossing(MIDDLE, level, used, 200_000, at)
-        first_doc = await store.documents.register(
-            NewDocument(
-                document_id="doc-handoff-0000",
-                kind=DocumentKind.HANDOFF,
-                path=str(repo / ".delegate/handoffs/handoff-2026-11-21-203000.md"),
-                created_us=FIXED_NOW_US - 30 * MINUTE_US,
-                source_session=FIRST,
-                status=DocumentStatus.CONSUMED,
-                producer="agent",
+            await store.context.record_crossing(NEWEST, level, used, 200_000, at)
+        previous = None
+        for number, (source, status, minutes) in enumerate(
+            (
+                (FIRST, DocumentStatus.CONSUMED, 40),
+                (MIDDLE, DocumentStatus.CONSUMED, 20),
+                (NEWEST, DocumentStatus.PENDING, 4),
             )
-        )
-        await store.documents.register(
-            NewDocument(
-                document_id=HANDOFF_DOC,
-                kind=DocumentKind.HANDOFF,
-                path=str(repo / ".delegate/handoffs/handoff-2026-11-21-205600.md"),
-                created_us=FIXED_NOW_US - 4 * MINUTE_US,
-                source_session=MIDDLE,
-                previous_id=first_doc.document_id,
-                status=DocumentStatus.PENDING,
-                producer="facts",
+        ):
+            at = FIXED_NOW_US - minutes * MINUTE_US
+            doc = await store.documents.register(
+                NewDocument(
+                    document_id=HANDOFF_DOC if source == NEWEST else f"doc-handoff-{number}",
+                    kind=DocumentKind.HANDOFF,
+                    path=str(repo / HANDOFFS / f"handoff-2026-11-21-20{60 - minutes:02d}00.md"),
+                    created_us=at,
+                    source_session=source,
+                    previous_id=previous,
+                    status=status,
+                    producer="agent" if source == FIRST else "facts",
+                )
             )
-        )
+            previous = doc.document_id
     finally:
         await store.close()
     _update(
         data_dir,
-        "UPDATE sessions SET model = 'claude-sonnet-4-5', window_source = 'model',"
-        " continued_from = ?, continued_in = ? WHERE conversation_id = ?",
-        (FIRST, NEWEST, MIDDLE),
+        "UPDATE sessions SET model = 'claude-sonnet-4-5', window_source = 'model'"
+        " WHERE conversation_id = ?",
+        (NEWEST,),
     )
-    _update(
-        data_dir,
-        "UPDATE sessions SET continued_in = ? WHERE conversation_id = ?",
-        (MIDDLE, FIRST),
-    )
-    _update(
-        data_dir,
-        "UPDATE sessions SET continued_from = ? WHERE conversation_id = ?",
-        (MIDDLE, NEWEST),
-    )
+    for old, new in ((FIRST, MIDDLE), (MIDDLE, NEWEST)):
+        _update(
+            data_dir, "UPDATE sessions SET continued_in = ? WHERE conversation_id = ?", (new, old)
+        )
+        _update(
+            data_dir, "UPDATE sessions SET continued_from = ? WHERE conversation_id = ?", (old, new)
+        )
     _update(
         data_dir,
         "UPDATE sessions SET parent_id = ?, context_limit = 32000, clamped_from = 200000,"
         " window_source = 'clamp', model = 'small-model' WHERE conversation_id = ?",
-        (MIDDLE, CLAMPED),
+        (NEWEST, CLAMPED),
     )
-    for seq, label, minutes in ((1, "before the split", 8), (3, "", 7)):
+    for seq, label, minutes in ((2, "before the split", 8), (4, "", 7)):
         _update(
             data_dir,
             "INSERT INTO checkpoints(checkpoint_id, conversation_id, seq, label, created_at)"
             " VALUES (?, ?, ?, ?, ?)",
-            (f"ckpt-{seq}", MIDDLE, seq, label, FIXED_NOW_US - minutes * MINUTE_US),
+            (f"ckpt-{seq}", NEWEST, seq, label, FIXED_NOW_US - minutes * MINUTE_US),
         )
+
+
+def _every_category(cid: str) -> list[NewMessage]:
+    """A system prompt, a shared document, a prompt and a tool call: 144k tokens in all."""
+    parts = (
+        (Role.SYSTEM, "You are a careful engineer.", 3_000, None, None),
+        (Role.USER, "The hand-off you continue from.", 12_000, MessageCategory.CONTEXT, None),
+        (Role.USER, "Split the invoice builder.", 80_000, None, None),
+        (Role.ASSISTANT, "Running the tests.", 49_000, None, {"name": "Bash"}),
+    )
+    return [
+        NewMessage(
+            id=f"{cid}/m{i}",
+            role=role,
+            content=content,
+            created_us=FIXED_NOW_US - (10 - i) * MINUTE_US,
+            token_count=tokens,
+            category=category,
+            tool=tool,
+        )
+        for i, (role, content, tokens, category, tool) in enumerate(parts)
+    ]
 
 
 def style_at(text: Text, needle: str) -> str:

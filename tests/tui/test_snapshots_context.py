@@ -1,5 +1,5 @@
 """Snapshots of the panel's context states (in ``snapshots/test_snapshots_context/``):
-the history cells of the context events."""
+the history cells of the context events, a hand-off waiting in the header."""
 
 from __future__ import annotations
 
@@ -47,3 +47,21 @@ def test_context_history_cells(
         await settle(pilot)
 
     assert snap_compare(make_app(chain_dir), terminal_size=TALL, run_before=run_before)
+
+
+def test_handoff_waiting_in_the_header(
+    snap_compare: SnapCompare, chain_dir: Path, make_app: AppFactory
+) -> None:
+    """The header names the session whose hand-off waits, and the key that continues it;
+    the list shows the chain's sessions and the clamped sub-agent's parent."""
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _ready(pilot)
+        await wait_until(
+            pilot,
+            lambda: bool(pilot.app.screen.status.snapshot.waiting),  # type: ignore[attr-defined]
+            what="the waiting hand-off",
+        )
+        await settle(pilot)
+
+    assert snap_compare(make_app(chain_dir), terminal_size=(120, 30), run_before=run_before)

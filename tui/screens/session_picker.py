@@ -11,6 +11,7 @@ that open a modal (resume, launch, dismiss, help).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -26,6 +27,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from core.clock import Clock, system_clock
+from core.continuation.service import Continuation
 from core.errors import CwdMissing, DelegateError, DismissRefused
 from core.events import HistoryEvent
 from core.models import SearchPage, SearchResult, Session, SessionSort, SessionState
@@ -64,7 +66,7 @@ from tui.widgets.list_header import ListHeader
 from tui.widgets.live_rows import LiveRows
 from tui.widgets.preview import QUIET_SECONDS, PreviewPane
 from tui.widgets.session_list import PAGE_SIZE, SessionList
-from tui.widgets.status_panel import FULLEST_SHOWN, StatusPanel
+from tui.widgets.status_panel import FULLEST_SHOWN, StatusPanel, WaitingHandoff
 from tui.workers import ForwardsWorkerErrors
 
 __all__ = ["UNDO_SECONDS", "ImportRoots", "SessionPickerScreen"]
@@ -279,6 +281,16 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             tooltip="Order by last activity or by creation",
         ),
         Binding(
+            "ctrl+k",
+            "continue_handoff",
+            "Hand-off",
+            id="picker.continue_handoff",
+            priority=True,  # the search field would delete to the end of the line
+            show=False,  # the header names it while a hand-off waits
+            tooltip="Continue the hand-off waiting for you (the highlighted session's, else"
+            " the newest): in the agent's CLI, or in a new delegate session",
+        ),
+        Binding(
             "ctrl+e",
             "toggle_fold",
             "Sub-agents",
@@ -379,6 +391,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     def on_mount(self) -> None:
         self._disconnect = connect(self.orchestrator.bus, self)
+        self.status.continue_key = self._key(live_keys(self), "picker.continue_handoff")
         # Focus now, not later (``focus()`` is deferred): a status that arrives
         # first and finds the store empty must see the list focused to hide it.
         self.set_focus(self.sessions)
@@ -478,9 +491,21 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def action_toggle_fold(self) -> None:
         self.sessions.toggle_fold()
 
-    async def _load_status(self) -> tuple[dict[str, int], list[Session]]:
-        counts = await self.orchestrator.status_counts()
-        return counts, await self.orchestrator.fullest_sessions(FULLEST_SHOWN)
+    async def _load_status(
+        self,
+    ) -> tuple[dict[str, int], list[Session], list[WaitingHandoff]]:
+        orch = self.orchestrator
+        counts = await orch.status_counts()
+        fullest = await orch.fullest_sessions(FULLEST_SHOWN)
+        waiting = []
+        for document in await orch.waiting_handoffs():
+            session = None
+            if document.source_session is not None:
+                # Purged since: the document stands alone.
+                with contextlib.suppress(DelegateError):
+                    session = await orch.get_session(document.source_session)
+            waiting.append(WaitingHandoff(document, session))
+        return counts, fullest, waiting
 
     # --- status, note, empty state ----------------------------------------
 
@@ -685,12 +710,16 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         except DelegateError as exc:
             self.notify(exc.message, title="Cannot open it", severity="warning", markup=False)
             return
-        self._hand_over(plan)
+        self._open_plan(plan)
 
     @work(group="open", exclusive=True, name="opening the session", exit_on_error=False)
-    async def _hand_over(self, plan: ReopenPlan) -> None:
+    async def _open_plan(self, plan: ReopenPlan) -> None:
+        await self._hand_over(plan)
+
+    async def _hand_over(self, plan: ReopenPlan, *, new_session: bool = False) -> None:
         """Suspend the panel, run the agent on the terminal, come back when it exits and
-        read what the session gained meanwhile."""
+        read what the session gained meanwhile (``new_session``: the agent started a new
+        one, found by importing again)."""
         app = self.app
         failed: OSError | None = None
         code = 0
@@ -724,6 +753,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             return
         if code != 0:
             self.notify(f"{plan.shown_binary} exited with status {code}.", timeout=4)
+        if new_session:
+            if self.import_roots is not None:
+                self.background_import.start()
+            return
         session = await self.orchestrator.refresh_transcript(plan.conversation_id)
         self.sessions.replace_session(session)
         current = self.sessions.highlighted_session
@@ -742,6 +775,55 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             return
         self.app.copy_to_clipboard(plan.command_line)
         self.notify(plan.command_line, title="Copied", timeout=4, markup=False)
+
+    # --- a hand-off waiting for a person ------------------------------------
+
+    def action_continue_handoff(self) -> None:
+        """Continue the waiting hand-off: the highlighted session's, else the newest."""
+        waiting = self.status.snapshot.waiting
+        if not waiting:
+            self.notify("No hand-off is waiting.", timeout=3)
+            return
+        shown = self.sessions.highlighted_session
+        chosen = next(
+            (
+                w
+                for w in waiting
+                if shown is not None and w.document.source_session == shown.conversation_id
+            ),
+            waiting[0],
+        )
+        source = chosen.session
+        if source is not None and opens_interactively(source, self.orchestrator.settings):
+            self._open_handoff(chosen.document.document_id)
+        else:
+            self._continue_here(chosen)
+
+    @work(group="open", exclusive=True, name="opening the hand-off", exit_on_error=False)
+    async def _open_handoff(self, document_id: str) -> None:
+        """The agent's CLI, interactively, the hand-off as its first prompt."""
+        try:
+            plan = await Continuation(self.orchestrator).interactive_plan(document_id)
+        except DelegateError as exc:
+            self.notify(exc.message, title="Cannot open it", severity="warning", markup=False)
+            return
+        await self._hand_over(plan, new_session=True)
+
+    @work(group="runs", name="continuing the hand-off", exit_on_error=False)
+    async def _continue_here(self, waiting: WaitingHandoff) -> None:
+        """delegate's own agents: a new session primed with the hand-off, linked to the old."""
+        self.notify("Continuing the hand-off in a new session…", timeout=3)
+        try:
+            successor = await Continuation(self.orchestrator).continue_from(
+                waiting.document.document_id
+            )
+        except DelegateError as exc:
+            self.notify(exc.message, title="Not continued", severity="error", markup=False)
+            return
+        if self.sessions.index_of(successor.conversation_id) is None:
+            self.sessions.insert_session(successor, 0)
+        self.sessions.highlight(successor.conversation_id)
+        self.refresh_status()
 
     # --- resume ----------------------------------------------------------
 

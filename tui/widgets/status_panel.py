@@ -1,4 +1,5 @@
-"""The status panel: reusable sessions by state, footprint, running now, fullest meters."""
+"""The status panel: reusable sessions by state, footprint, running now, fullest meters,
+and a hand-off waiting for a person (with the key that continues it)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,26 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from core.models import Session
+from core.models import ContextDocument, Session
 from tui import formatting as fmt
 from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
+from tui.safe_text import first_line
 from tui.widgets.context_meter import meter_text
 from tui.workers import ForwardsWorkerErrors
 
 FULLEST_SHOWN = 3
-# () -> (counts by state plus "bytes", the fullest sessions)
-StatusLoader = Callable[[], Awaitable[tuple[dict[str, int], list[Session]]]]
+
+
+@dataclass(frozen=True)
+class WaitingHandoff:
+    """A hand-off a person is to continue, and the session that wrote it (None: gone)."""
+
+    document: ContextDocument
+    session: Session | None
+
+
+# () -> (counts by state plus "bytes", the fullest sessions, hand-offs waiting, newest first)
+StatusLoader = Callable[[], Awaitable[tuple[dict[str, int], list[Session], list[WaitingHandoff]]]]
 
 STATE_ORDER = ("idle", "ready", "running", "pending", "handed_off")
 
@@ -32,6 +44,7 @@ class StatusSnapshot:
     counts: dict[str, int] = field(default_factory=dict)
     fullest: tuple[Session, ...] = ()
     note: str = ""
+    waiting: tuple[WaitingHandoff, ...] = ()
 
     @property
     def reusable(self) -> int:
@@ -64,14 +77,16 @@ class StatusPanel(ForwardsWorkerErrors, Static):
     ) -> None:
         super().__init__(id=id)
         self._load = load
+        # How the key that continues a waiting hand-off reads (the screen sets it).
+        self.continue_key = ""
         # The [context] thresholds that colour the fullest meters, by folder.
         self._thresholds = thresholds or (lambda cwd: DEFAULT_THRESHOLDS)
 
     @work(group="status", name="reading the status", exclusive=True, exit_on_error=False)
     async def reload(self, note: str = "") -> None:
         """Ask the store again; ``note`` is the italic line under the counts."""
-        counts, fullest = await self._load()
-        self.snapshot = StatusSnapshot(counts, tuple(fullest), note)
+        counts, fullest, waiting = await self._load()
+        self.snapshot = StatusSnapshot(counts, tuple(fullest), note, tuple(waiting))
         self.post_message(self.Updated(self.snapshot))
 
     def render(self) -> Group:
@@ -99,6 +114,27 @@ class StatusPanel(ForwardsWorkerErrors, Static):
                 thresholds = self._thresholds(session.cwd)
                 fullest.append_text(meter_text(session.context, thresholds=thresholds, bar_width=5))
             lines.append(fullest)
+        if snap.waiting:
+            lines.append(self._waiting_line(snap.waiting))
         if snap.note:
             lines.append(Text(snap.note, "italic", no_wrap=True, overflow="ellipsis"))
         return Group(*lines)
+
+    def _waiting_line(self, waiting: tuple[WaitingHandoff, ...]) -> Text:
+        """``⇢ hand-off waiting: echo 1a2b3c4d · Refactor … · ctrl+k continues it``."""
+        newest = waiting[0]
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append("⇢ hand-off waiting", "bold yellow")
+        if len(waiting) > 1:
+            line.append(f" (+{len(waiting) - 1} more)", "yellow")
+        line.append(": ")
+        session = newest.session
+        if session is not None:
+            line.append(f"{session.agent_id} {fmt.short_id(session.conversation_id)} · ")
+            line.append(first_line(session.shown_title or "(untitled)", 60))
+        else:
+            line.append(first_line(newest.document.path.rsplit("/", 1)[-1], 60))
+        if self.continue_key:
+            line.append(" · ")
+            line.append(f"{self.continue_key} continues it", "bold")
+        return line
