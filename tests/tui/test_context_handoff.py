@@ -99,8 +99,10 @@ async def test_the_key_continues_our_own_session_in_a_new_linked_one(
         await pilot.press("ctrl+k")
         await wait_until(
             pilot,
-            lambda: (s := session_list(app).highlighted_session) is not None
-            and s.continued_from == NEWEST,
+            lambda: (
+                (s := session_list(app).highlighted_session) is not None
+                and s.continued_from == NEWEST
+            ),
             seconds=20,
             what="the successor highlighted",
         )
