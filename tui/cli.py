@@ -189,6 +189,12 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         err = sys.stderr
         kind = "follow-up" if args.session else "launch"
         print(f"{kind} run {handle.run_id} in conversation {handle.conversation_id}", file=err)
+        if handle.routed_from is not None:
+            print(
+                f"session {handle.routed_from} handed off: its work continues in"
+                f" {handle.conversation_id}",
+                file=err,
+            )
         async for event in handle.stream():
             if args.json:
                 continue  # the whole run is printed once it is over
@@ -462,6 +468,10 @@ def build_parser() -> argparse.ArgumentParser:
     from tui import cli_watch
 
     cli_watch.add_parser(sub)
+
+    from tui import cli_handoff  # deferred: it builds on this module
+
+    cli_handoff.add_parser(sub)
 
     sub.add_parser(
         "mcp", help="serve delegate_sessions and delegate_agent over MCP (stdio)"

@@ -353,12 +353,12 @@ class Continuation:
 
     # --- continuing from a document -------------------------------------
 
-    async def document(self, path_or_document_id: str) -> ContextDocument:
-        """The registered hand-off named by id or path (a file not yet registered is
-        validated and registered, producer ``person``)."""
+    async def lookup(self, path_or_document_id: str) -> tuple[ContextDocument | None, Path]:
+        """The registered hand-off named by id or path (None when only a file), and its path."""
         store = self.orchestrator.store
         try:
-            return await store.documents.get(path_or_document_id)
+            document = await store.documents.get(path_or_document_id)
+            return document, Path(document.path)
         except UnknownDocument:
             pass
         try:
@@ -367,7 +367,13 @@ class Continuation:
             raise UnknownDocument(
                 f"no hand-off has the id or path {path_or_document_id!r}"
             ) from None
-        known = await store.documents.by_path(str(path))
+        return await store.documents.by_path(str(path)), path
+
+    async def document(self, path_or_document_id: str) -> ContextDocument:
+        """The registered hand-off named by id or path (a file not yet registered is
+        validated and registered, producer ``person``)."""
+        store = self.orchestrator.store
+        known, path = await self.lookup(path_or_document_id)
         if known is not None:
             return known
         text = await asyncio.to_thread(read_handoff_file, path)

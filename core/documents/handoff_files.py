@@ -25,7 +25,7 @@ HANDOFFS_DIR = "handoffs"
 ARCHIVE_DIR = "archive"
 PENDING_NOTE = "HANDOFF_PENDING.md"
 MAX_READ_BYTES = 1_000_000  # a hand-off is a few kilobytes; anything bigger is not one
-_NAME = re.compile(r"^handoff-(\d{4}-\d{2}-\d{2}-\d{6})(?:-\d+)?\.md$")
+_NAME = re.compile(r"^handoff-(\d{4}-\d{2}-\d{2}-\d{6})(?:-a?\d+)?\.md$")
 _STAMP = "%Y-%m-%d-%H%M%S"
 
 
