@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import AsyncIterator
@@ -29,6 +30,15 @@ async def world(tmp_path: Path) -> AsyncIterator[tuple[AgentOrchestrator, Path]]
         yield orch, make_repo(tmp_path)
     finally:
         await orch.close(wait=False)
+
+
+def imported(cid: str, repo: Path, messages: int = 2) -> FinishedSession:
+    """A Claude Code session a person runs, working in ``repo``."""
+    base = finished(cid, BASE_US, messages=messages)
+    session = dataclasses.replace(
+        base.session, cwd=str(repo), source="claude-code", agent_id="claude-code"
+    )
+    return dataclasses.replace(base, session=session)
 
 
 async def _session(orch: AgentOrchestrator, agent: str, repo: Path, prompt: str) -> str:
@@ -136,22 +146,8 @@ async def test_a_session_a_person_runs_gets_a_pending_note(
     world: tuple[AgentOrchestrator, Path],
 ) -> None:
     orch, repo = world
-    base = finished("0f3a9c1e-1111-2222-3333-444455556666", BASE_US, messages=4)
-    imported = FinishedSession(
-        session=base.session.__class__(
-            **{
-                **{f: getattr(base.session, f) for f in base.session.__dataclass_fields__},
-                "cwd": str(repo),
-                "source": "claude-code",
-                "agent_id": "claude-code",
-            }
-        ),
-        messages=base.messages,
-        last_interacted_us=base.last_interacted_us,
-        state=base.state,
-    )
-    await orch.store.bulk.insert([imported])
-    cid = imported.session.conversation_id
+    cid = "0f3a9c1e-1111-2222-3333-444455556666"
+    await orch.store.bulk.insert([imported(cid, repo, messages=4)])
     outcome = await Continuation(orch).hand_off(cid)
     assert outcome.pending
     assert outcome.successor_id is None
@@ -239,18 +235,7 @@ async def test_a_person_opens_the_handoff_in_the_agents_cli(
         repo = make_repo(tmp_path)
         git(repo, "add", ".")
         cid = "0f3a9c1e-1111-2222-3333-444455556666"
-        base = finished(cid, BASE_US)
-        session = base.session.__class__(
-            **{
-                **{f: getattr(base.session, f) for f in base.session.__dataclass_fields__},
-                "cwd": str(repo),
-                "source": "claude-code",
-                "agent_id": "claude-code",
-            }
-        )
-        await orch.store.bulk.insert(
-            [FinishedSession(session, base.messages, base.last_interacted_us, base.state)]
-        )
+        await orch.store.bulk.insert([imported(cid, repo)])
         service = Continuation(orch)
         outcome = await service.hand_off(cid)
         assert outcome.document is not None
