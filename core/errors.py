@@ -138,6 +138,13 @@ class HasDependants(DelegateError):
         self.conversation_id = conversation_id
         self.dependants = dependants
 
+    def to_payload(self) -> dict[str, object]:
+        payload = super().to_payload()
+        error = payload["error"]
+        assert isinstance(error, dict)
+        error["dependants"] = list(self.dependants)
+        return payload
+
 
 class UnknownCheckpoint(DelegateError):
     code = "unknown_checkpoint"

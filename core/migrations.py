@@ -532,6 +532,12 @@ CREATE INDEX checkpoints_by_session ON checkpoints (conversation_id, created_at)
 
 UPDATE source_files SET size = -1, parse_state = '{}'
 """,
+    # Per-agent windows: a parent's next prompt carries the notes recorded for it
+    # since its last run (a sub-agent clamped below its window): found by session
+    # and time, without scanning the whole history.
+    12: """
+CREATE INDEX history_child_notes ON history (conversation_id, at) WHERE kind = 'child_clamped'
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

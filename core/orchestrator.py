@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from core import cursors, ids, process_identity
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
+from core.context import subagents
 from core.context.windows import launch_window
 from core.demo_ids import demo_id
 from core.detached import GoMessage, UnavailableRunner, spawn_worker
@@ -41,6 +42,7 @@ from core.errors import (
     UnknownRun,
 )
 from core.events import (
+    ChildClamped,
     DelegateFinished,
     DelegateLaunched,
     EventBus,
@@ -820,18 +822,24 @@ class AgentOrchestrator:
         )
         return session
 
-    async def purge(self, conversation_id: str, *, force: bool = False) -> None:
+    async def purge(
+        self, conversation_id: str, *, force: bool = False, with_dependants: bool = False
+    ) -> None:
         """Free what delegate stores for an archived session (``force``: any idle one).
 
         Messages, runs and sub-agents go; the id is remembered so a later
         import does not bring the session back. Files another tool wrote (a
         Claude Code or Codex transcript) are never touched. Refused
         (``dismiss_refused``) while a run is in flight, or for a session not in
-        the archive without ``force``.
+        the archive without ``force``; refused (``has_dependants``) while other
+        sessions depend on it (:meth:`dependants`) unless ``force``, or
+        ``with_dependants`` once a person confirmed the list.
         """
         conversation_id = await self._target("purge", conversation_id)
         now = self.clock()
-        session = await self.store.tombstones.purge(conversation_id, to_us(now), force=force)
+        session = await self.store.tombstones.purge(
+            conversation_id, to_us(now), force=force, with_dependants=with_dependants
+        )
         await self._emit(
             SessionPurged(
                 at=now,
@@ -840,6 +848,11 @@ class AgentOrchestrator:
                 title=session.shown_title,
             )
         )
+
+    async def dependants(self, conversation_id: str) -> list[str]:
+        """Sessions that depend on this one: sub-agents launched from it, forks of
+        it, its hand-off chain (both ways), consumers of its documents."""
+        return await self.store.tombstones.dependants(await self.resolve_id(conversation_id))
 
     async def clear_demo(self) -> int:
         """Remove the demo sessions (``delegate demo``) from the store; how many went.
@@ -878,6 +891,7 @@ class AgentOrchestrator:
         batch: list[dict[str, Any]] | None = None,
         cwd: str | None = None,
         mode: SessionMode | str = SessionMode.STANDARD,
+        parent_id: str | None = None,
     ) -> list[RunHandle]:
         """Launch new delegates, or follow up on ``conversation_id``.
 
@@ -886,6 +900,11 @@ class AgentOrchestrator:
         ``mode="detached"``: each run is handed to a worker process of its own
         and this returns once it is recorded; the handles follow the run
         through the store (see :meth:`_launch_detached`).
+
+        ``parent_id``: each launch is a sub-agent of that session (seed 004):
+        its own window, clamped when its model's is below the parent's (a
+        ``child_clamped`` note for the parent, in its next prompt), and the
+        parent's system and context messages copied once.
         """
         request = validate(
             AgentRequest,
@@ -898,6 +917,7 @@ class AgentOrchestrator:
                     "batch": batch,
                     "cwd": cwd,
                     "mode": mode,
+                    "parent_id": parent_id,
                 }.items()
                 if v is not None
             },
@@ -905,6 +925,11 @@ class AgentOrchestrator:
         started: list[RunHandle] = []
         detached = request.mode is SessionMode.DETACHED
         launch = self._launch_detached if detached else self._launch
+        parent = (
+            await self.store.sessions.get(await self.resolve_id(request.parent_id))
+            if request.parent_id is not None
+            else None
+        )
         try:
             if request.conversation_id is not None:
                 assert request.prompt is not None
@@ -927,12 +952,12 @@ class AgentOrchestrator:
                     for item in request.batch
                 ]
                 for p, (agent, runner), where in plans:
-                    started.append(await launch(p, agent, runner, where, request.mode))
+                    started.append(await launch(p, agent, runner, where, request.mode, parent))
                 return started
             assert request.prompt is not None
             agent, runner = self._runner_for(request.agent_id)
             where = self._check_cwd(request.cwd)
-            started.append(await launch(request.prompt, agent, runner, where, request.mode))
+            started.append(await launch(request.prompt, agent, runner, where, request.mode, parent))
             return started
         except asyncio.CancelledError:
             # The caller will never see these handles: their runs stop too.
@@ -967,9 +992,17 @@ class AgentOrchestrator:
         return NewMessage(self._new_id(), Role.USER, prompt, at_us, tokens, run_id=run_id)
 
     async def _launch(
-        self, prompt: str, agent_id: str, runner: Runner, cwd: Path, mode: SessionMode
+        self,
+        prompt: str,
+        agent_id: str,
+        runner: Runner,
+        cwd: Path,
+        mode: SessionMode,
+        parent: Session | None = None,
     ) -> RunHandle:
-        request, started = await self._record_launch(prompt, agent_id, runner, cwd, mode)
+        request, started = await self._record_launch(
+            prompt, agent_id, runner, cwd, mode, parent=parent
+        )
         return self._start(request, runner, RunKind.LAUNCH, started)
 
     async def _record_launch(
@@ -980,8 +1013,14 @@ class AgentOrchestrator:
         cwd: Path,
         mode: SessionMode,
         owner: process_identity.ProcessIdentity | None = None,
+        *,
+        parent: Session | None = None,
     ) -> tuple[RunRequest, HistoryEvent]:
-        """Store the new session and its first run (owned by ``owner``, else this process)."""
+        """Store the new session and its first run (owned by ``owner``, else this process).
+
+        A sub-agent of ``parent`` gets its own window (clamped below the
+        parent's) and starts with the parent's system and context messages.
+        """
         now = self.clock()
         at_us = to_us(now)
         conversation_id, run_id = self._new_id(), self._new_id()
@@ -993,6 +1032,14 @@ class AgentOrchestrator:
         message = (
             None if runner.owns_transcript else await self._prompt_message(prompt, run_id, at_us)
         )
+        window = subagents.child_window(
+            limit, window_source, parent.context.limit_tokens if parent is not None else 0
+        )
+        shared = (
+            subagents.shared_copies(await self._parent_context(parent), self._new_id, at_us)
+            if parent is not None and not runner.owns_transcript
+            else []
+        )
         await self._claim(
             run_id,
             self.store.runs.start_launch(
@@ -1003,10 +1050,12 @@ class AgentOrchestrator:
                     cwd=str(cwd),
                     title=title_from_prompt(prompt),
                     created_us=at_us,
-                    context_limit=limit,
+                    context_limit=window.limit_tokens,
                     git_branch=branch,
                     model=config.model,
-                    window_source=window_source,
+                    parent_id=parent.conversation_id if parent is not None else None,
+                    window_source=window.source,
+                    clamped_from=window.clamped_from,
                 ),
                 NewRun(
                     run_id,
@@ -1018,8 +1067,21 @@ class AgentOrchestrator:
                     self._owner_kind_of(owner),
                 ),
                 message,
+                shared,
             ),
         )
+        if parent is not None and window.clamped_from is not None:
+            await self._emit(
+                ChildClamped(
+                    at=now,
+                    conversation_id=parent.conversation_id,
+                    agent_id=parent.agent_id,
+                    child_id=conversation_id,
+                    child_agent_id=agent_id,
+                    limit_tokens=window.limit_tokens,
+                    parent_limit_tokens=window.clamped_from,
+                )
+            )
         started = DelegateLaunched(
             at=now,
             conversation_id=conversation_id,
@@ -1057,6 +1119,7 @@ class AgentOrchestrator:
         now = self.clock()
         at_us = to_us(now)
         run_id = self._new_id()
+        prompt = await self._with_parent_notes(conversation_id, prompt)
         message = (
             None if runner.owns_transcript else await self._prompt_message(prompt, run_id, at_us)
         )
@@ -1097,6 +1160,18 @@ class AgentOrchestrator:
             is_follow_up=True,
         )
         return request, started
+
+    async def _with_parent_notes(self, conversation_id: str, prompt: str) -> str:
+        """``prompt`` after the notes recorded for this session since its last run began."""
+        since_us = await self.store.runs.last_started_us(conversation_id)
+        notes = await self.store.history.child_notes(conversation_id, since_us)
+        return subagents.with_notes(prompt, [n for n in notes if isinstance(n, ChildClamped)])
+
+    async def _parent_context(self, parent: Session) -> list[Message]:
+        """The parent's system and context messages, oldest first (what a child inherits)."""
+        return await self.store.messages.in_categories(
+            parent.conversation_id, subagents.SHARED_CATEGORIES, subagents.MAX_SHARED_MESSAGES
+        )
 
     def _follow_up_plan(self, session: Session, agent_id: str | None) -> tuple[str, Runner, Path]:
         """The agent, runner and folder a follow-up would use; raises what refuses it.
@@ -1413,13 +1488,21 @@ class AgentOrchestrator:
             )
 
     async def _launch_detached(
-        self, prompt: str, agent_id: str, runner: Runner, cwd: Path, mode: SessionMode
+        self,
+        prompt: str,
+        agent_id: str,
+        runner: Runner,
+        cwd: Path,
+        mode: SessionMode,
+        parent: Session | None = None,
     ) -> RunHandle:
         """A launch its own worker process drives; returns once it is recorded."""
         await self._warm_up(prompt)
         return await self._detach(
             RunKind.LAUNCH,
-            lambda owner: self._record_launch(prompt, agent_id, runner, cwd, mode, owner),
+            lambda owner: self._record_launch(
+                prompt, agent_id, runner, cwd, mode, owner, parent=parent
+            ),
         )
 
     async def _follow_up_detached(

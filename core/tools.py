@@ -125,6 +125,7 @@ async def delegate_agent(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, 
             else None,
             cwd=request.cwd,
             mode=request.mode,
+            parent_id=request.parent_id,
         )
         runs = [None if h.detached else await h.wait() for h in handles]
         payloads = [run_payload(h, r) for h, r in zip(handles, runs, strict=True)]

@@ -131,6 +131,7 @@ async def cmd_run_detached(orch: AgentOrchestrator, args: argparse.Namespace) ->
         conversation_id=args.session,
         cwd=args.cwd,
         mode="detached",
+        parent_id=args.parent,
     )
     if args.json:
         _print_json({"status": "ok", **run_payload(handle, None)})
@@ -180,6 +181,7 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                 agent_id=args.agent,
                 conversation_id=args.session,
                 cwd=args.cwd,
+                parent_id=args.parent,
             )
         except asyncio.CancelledError:
             if caught:
@@ -427,6 +429,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent", help="agent id (default: the session's, else the default)")
     run.add_argument("--session", metavar="ID", help="follow up on this conversation")
     run.add_argument("--cwd", help="working directory of a new delegate (default: here)")
+    run.add_argument(
+        "--parent",
+        metavar="ID",
+        help="launch a sub-agent of this session: its own window, the parent's system and"
+        " context messages shared once",
+    )
     run.add_argument(
         "--detached",
         action="store_true",

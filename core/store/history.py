@@ -105,6 +105,22 @@ class HistoryRepository:
             )
         return found
 
+    async def child_notes(self, conversation_id: str, since_us: int) -> list[HistoryEvent]:
+        """The ``child_clamped`` notes recorded for a parent since ``since_us``, oldest first
+        (index ``history_child_notes``)."""
+        rows = await self._db.fetch_all(
+            "SELECT payload FROM history WHERE conversation_id = ? AND kind = 'child_clamped'"
+            " AND at > ? ORDER BY at, id",
+            (conversation_id, since_us),
+        )
+        notes: list[HistoryEvent] = []
+        for row in rows:
+            try:
+                notes.append(HISTORY_EVENT.validate_json(row["payload"]))
+            except (ValidationError, ValueError, TypeError, RecursionError):
+                continue  # a damaged row is no note
+        return notes
+
     async def events(self, limit: int, before_id: int | None = None) -> HistoryEvents:
         """The latest ``limit`` stored rows as events, newest first; unreadable ones counted."""
         events: list[HistoryEvent] = []

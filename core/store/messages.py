@@ -15,7 +15,7 @@ import aiosqlite
 
 from core.cursors import MessageCursor
 from core.errors import UnknownConversation
-from core.models import Message, Role
+from core.models import Message, MessageCategory, Role
 from core.store.database import Database, first_row
 from core.store.rows import MESSAGE_COLUMNS, NewMessage, message_from_row
 
@@ -56,7 +56,12 @@ class MessagesRepository:
                     len(messages),
                     sum(m.token_count for m in messages),
                     sum(m.size_bytes for m in messages),
-                    sum(1 for m in messages if m.role is Role.USER),
+                    # A turn is a prompt: context shared with a sub-agent is not one.
+                    sum(
+                        1
+                        for m in messages
+                        if m.role is Role.USER and m.stored_category is MessageCategory.DIALOG
+                    ),
                     sum(m.token_count for m in messages),
                     conversation_id,
                 ),
@@ -99,6 +104,23 @@ class MessagesRepository:
             (conversation_id, before if before is not None else 2**63 - 1, text),
         )
         return int(row["seq"]) if row is not None else None
+
+    async def in_categories(
+        self, conversation_id: str, categories: Sequence[MessageCategory], limit: int
+    ) -> list[Message]:
+        """The first ``limit`` messages of these categories, oldest first.
+
+        Notes delegate wrote about a run (a system message of that run: its
+        error) are not the conversation's instructions and are left out.
+        """
+        marks = ", ".join("?" for _ in categories)
+        rows = await self._db.fetch_all(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?"
+            f" AND category IN ({marks}) AND NOT (role = 'system' AND run_id IS NOT NULL)"
+            " ORDER BY seq LIMIT ?",
+            (conversation_id, *(c.value for c in categories), limit),
+        )
+        return [message_from_row(r) for r in rows]
 
     async def recent(
         self, conversation_id: str, limit: int, before: MessageCursor | None = None

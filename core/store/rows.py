@@ -56,6 +56,8 @@ class NewSession:
     warmup: bool = False  # a Claude Code warm-up sub-agent (hidden by default)
     model: str | None = None  # the agent's configured model, when it names one
     window_source: WindowSource = WindowSource.UNKNOWN  # where ``context_limit`` came from
+    clamped_from: int | None = None  # the parent's window, when this one was cut below it
+    forked_from: str | None = None  # the session a checkpoint fork copied
 
 
 @dataclass(frozen=True, slots=True)

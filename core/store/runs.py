@@ -29,6 +29,7 @@ from core.store.rows import (
     NewMessage,
     NewRun,
     NewSession,
+    clamp_int,
     ready_state,
     run_from_row,
     session_from_row,
@@ -94,12 +95,17 @@ class RunsRepository:
         self._history = history
 
     async def start_launch(
-        self, session: NewSession, run: NewRun, prompt: NewMessage | None
+        self,
+        session: NewSession,
+        run: NewRun,
+        prompt: NewMessage | None,
+        shared: Sequence[NewMessage] = (),
     ) -> None:
         """Create a session already running its first run, with the prompt stored.
 
         ``prompt`` is None when the agent keeps its own transcript (a real CLI):
-        the turn is still counted.
+        the turn is still counted. ``shared``: messages a sub-agent starts with
+        (its parent's system and context), stored before the prompt, once.
         """
         state = (
             SessionState.PENDING if session.mode is SessionMode.DETACHED else SessionState.RUNNING
@@ -108,8 +114,8 @@ class RunsRepository:
             await db.execute(
                 "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
                 " title, parent_id, source, created_at, last_interacted_at, context_limit,"
-                " active_run_id, model, window_source)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " active_run_id, model, window_source, clamped_from, forked_from)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session.conversation_id,
                     session.agent_id,
@@ -126,9 +132,12 @@ class RunsRepository:
                     run.run_id,
                     session.model,
                     session.window_source.value,
+                    session.clamped_from,
+                    session.forked_from,
                 ),
             )
             await self._insert(db, session.conversation_id, run)
+            await self._messages.append_in(db, session.conversation_id, shared)
             await self._append_prompt(db, session.conversation_id, prompt)
 
     async def claim_follow_up(
@@ -538,6 +547,14 @@ class RunsRepository:
         if row is None:
             raise UnknownRun(run_id)
         return run_from_row(row)
+
+    async def last_started_us(self, conversation_id: str) -> int:
+        """When the session's newest run started (µs), 0 before its first."""
+        row = await self._db.fetch_one(
+            "SELECT max(started_at) AS last FROM runs WHERE conversation_id = ?",
+            (conversation_id,),
+        )
+        return clamp_int(row["last"]) if row is not None and row["last"] is not None else 0
 
     async def for_session(self, conversation_id: str) -> list[Run]:
         """Every run of a session, oldest first."""

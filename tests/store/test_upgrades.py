@@ -54,7 +54,8 @@ def _build(path: Path, version: int) -> None:
             )
             for seq in range(2):
                 db.execute(
-                    "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, 4, NULL, NULL)",
+                    "INSERT INTO messages(conversation_id, seq, id, role, content, created_at,"
+                    " token_count) VALUES (?, ?, ?, ?, ?, ?, 4)",
                     (cid, seq, f"{cid}/m{seq}", ("user", "assistant")[seq], f"m{seq}", US + seq),
                 )
         db.execute(

@@ -49,7 +49,7 @@ from tui.context_levels import Thresholds
 from tui.keys import live_keys
 from tui.list_scope import ListScope
 from tui.live import polling_note
-from tui.modals.confirm_dismiss import ConfirmDismiss, ConfirmPurge
+from tui.modals.confirm_dismiss import DEPENDANTS_SHOWN, ConfirmDismiss, ConfirmPurge
 from tui.modals.confirm_stop import ConfirmStop
 from tui.modals.follow_up import FollowUpPrompt
 from tui.modals.help import HelpScreen, help_rows
@@ -1039,17 +1039,28 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         session = self.sessions.highlighted_session
         if session is None or session.archived_at is None:
             return
+        self._ask_purge(session)
+
+    @work(group="archive", name="asking before the purge", exit_on_error=False)
+    async def _ask_purge(self, session: Session) -> None:
+        """The question lists the sessions that depend on this one (guarded delete)."""
+        try:
+            ids = await self.orchestrator.dependants(session.conversation_id)
+            shown = [await self.orchestrator.get_session(cid) for cid in ids[:DEPENDANTS_SHOWN]]
+        except DelegateError as exc:
+            self.notify(exc.message, title="Purge failed", severity="error", markup=False)
+            return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._purge(session)
+                self._purge(session, with_dependants=bool(ids))
 
-        self.app.push_screen(ConfirmPurge(session, self.clock()), answered)
+        self.app.push_screen(ConfirmPurge(session, self.clock(), shown, len(ids)), answered)
 
     @work(group="archive", name="purging the session", exit_on_error=False)
-    async def _purge(self, session: Session) -> None:
+    async def _purge(self, session: Session, *, with_dependants: bool = False) -> None:
         try:
-            await self.orchestrator.purge(session.conversation_id)
+            await self.orchestrator.purge(session.conversation_id, with_dependants=with_dependants)
         except DelegateError as exc:
             self.notify(exc.message, title="Purge failed", severity="error", markup=False)
             return
