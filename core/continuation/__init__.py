@@ -2,3 +2,7 @@
 
 Above the orchestrator (it launches and follows up through it), below the supervisor.
 """
+
+from core.continuation.service import Continuation, HandoffOutcome
+
+__all__ = ["Continuation", "HandoffOutcome"]

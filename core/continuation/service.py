@@ -16,6 +16,7 @@ import logging
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from core.clock import to_us
 from core.context.thresholds import effective_context
@@ -283,14 +284,20 @@ class Continuation:
         [handle] = await orch.delegate(
             prompt=continuation_prompt(path, text), agent_id=agent, cwd=cwd
         )
+        links = orch.store.sessions
+        if session is not None:
+            # Linked at once, so a follow-up to the old id already goes to the new
+            # session while its first run reads the hand-off (and waits its turn).
+            await links.link_continuation(session.conversation_id, handle.conversation_id)
         run = await handle.wait()
+        successor = handle.conversation_id  # the agent may have renamed it meanwhile
         if run.status is not RunStatus.COMPLETED:
+            if session is not None:
+                await links.unlink_continuation(session.conversation_id, successor)
             raise ContinuationFailed(run.error or f"its first run ended {run.status.value}")
-        successor = handle.conversation_id
         await orch.store.documents.add_consumer(document.document_id, successor)
         await orch.store.documents.set_status(document.document_id, DocumentStatus.CONSUMED)
         if session is not None:
-            await orch.store.sessions.link_continuation(session.conversation_id, successor)
             await orch.emit(
                 SessionContinued(
                     at=orch.clock(),
@@ -339,14 +346,15 @@ class Continuation:
             )
         )
 
-    async def _failed(self, session: Session, stage: str, reason: str) -> None:
-        assert stage in ("write", "spawn")
+    async def _failed(
+        self, session: Session, stage: Literal["write", "spawn"], reason: str
+    ) -> None:
         await self.orchestrator.emit(
             HandoffFailed(
                 at=self.orchestrator.clock(),
                 conversation_id=session.conversation_id,
                 agent_id=session.agent_id,
-                stage="write" if stage == "write" else "spawn",
+                stage=stage,
                 reason=reason,
             )
         )

@@ -202,6 +202,20 @@ class SessionsRepository:
             if cur.rowcount != 1:
                 raise UnknownConversation(new_id)
 
+    async def unlink_continuation(self, old_id: str, new_id: str) -> None:
+        """Undo :meth:`link_continuation` (the new session never started its work)."""
+        async with self._db.transaction() as db:
+            await db.execute(
+                "UPDATE sessions SET continued_in = NULL"
+                " WHERE conversation_id = ? AND continued_in = ?",
+                (old_id, new_id),
+            )
+            await db.execute(
+                "UPDATE sessions SET continued_from = NULL"
+                " WHERE conversation_id = ? AND continued_from = ?",
+                (new_id, old_id),
+            )
+
     async def continuation_chain(self, conversation_id: str) -> list[str]:
         """Every session of ``conversation_id``'s hand-off chain, oldest first.
 
@@ -239,7 +253,9 @@ class SessionsRepository:
     async def rekey(self, old_id: str, new_id: str) -> None:
         """Give a session the id its agent chose (Codex names its own threads).
 
-        Sessions, messages, runs and history move together in one transaction.
+        Sessions, messages, runs, context samples and crossings, checkpoints, the
+        documents it wrote or read, the chain links naming it and history move
+        together in one transaction.
         The foreign keys have no ON UPDATE CASCADE, so their checks are deferred
         to the commit, by when every row points at the new id.
         """
@@ -251,11 +267,20 @@ class SessionsRepository:
             )
             if cur.rowcount != 1:
                 raise UnknownConversation(old_id)
-            for table in ("messages", "runs"):
+            tables = ("messages", "runs", "context_samples", "context_crossings", "checkpoints")
+            for table in tables:
                 await db.execute(
                     f"UPDATE {table} SET conversation_id = ? WHERE conversation_id = ?",
                     (new_id, old_id),
                 )
+            await db.execute(
+                "UPDATE document_consumers SET conversation_id = ? WHERE conversation_id = ?",
+                (new_id, old_id),
+            )
+            await db.execute(
+                "UPDATE documents SET source_session = ? WHERE source_session = ?",
+                (new_id, old_id),
+            )
             for link in ("continued_from", "continued_in", "forked_from"):
                 # Links name sessions by id: they follow the session to its new one.
                 await db.execute(

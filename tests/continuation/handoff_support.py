@@ -54,7 +54,9 @@ def agent_document(task: str) -> str:
 
 def config_with_agents(data_dir: Path, *, auto_continue: bool = True) -> Path:
     """``writer`` writes its own hand-off; ``mute`` answers anything with an echo;
-    ``broken`` fails to start a continuation. Every agent reports 140k of 200k."""
+    ``broken`` fails to start a continuation; ``gated`` holds a continuation's first
+    run until the file ``go`` appears in the data folder. Every agent reports 140k
+    of 200k."""
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     writer = data_dir / "writer.toml"
     document = agent_document("Implementing the login flow.").replace("'''", "")
@@ -84,9 +86,29 @@ context_tokens = 140000
 """,
         encoding="utf-8",
     )
+    gated = data_dir / "gated.toml"
+    gated.write_text(
+        f"""
+[[rules]]
+match = "continue the work of a previous session"
+reply = "reading the hand-off"
+gate = "{data_dir / "go"}"
+gate_after = 1
+[[rules]]
+match = "."
+reply = "ok"
+context_tokens = 140000
+""",
+        encoding="utf-8",
+    )
     return write_config(
         data_dir,
         f"""
+[agents.gated]
+runner = "scripted"
+script = "{gated}"
+context_limit = 200000
+
 [agents.writer]
 runner = "scripted"
 script = "{writer}"

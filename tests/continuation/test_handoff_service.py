@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import stat
@@ -15,6 +16,7 @@ from support import BASE_US, finished
 from core.continuation.service import Continuation
 from core.documents.handoff_files import PENDING_NOTE, handoffs_dir
 from core.documents.handoff_template import parse_handoff, validate_handoff
+from core.errors import AgentBusy
 from core.events import HandoffFailed, HandoffWritten, SessionContinued
 from core.models import DocumentKind, DocumentStatus, Role, RunStatus
 from core.orchestrator import AgentOrchestrator
@@ -259,3 +261,23 @@ async def test_a_project_can_turn_auto_continue_off_for_itself(
     outcome = await Continuation(orch).hand_off(cid)
     assert outcome.pending
     assert outcome.successor_id is None
+
+
+async def test_the_old_id_routes_to_the_successor_while_its_first_run_reads_the_handoff(
+    world: tuple[AgentOrchestrator, Path],
+) -> None:
+    orch, repo = world
+    cid = await _session(orch, "gated", repo, "work")
+    task = asyncio.create_task(Continuation(orch).hand_off(cid))
+    deadline = asyncio.get_running_loop().time() + 30
+    while (successor := (await orch.get_session(cid)).continued_in) is None:
+        assert asyncio.get_running_loop().time() < deadline, "never linked"
+        await asyncio.sleep(0.02)
+    with pytest.raises(AgentBusy):  # routed to the successor, which is busy reading
+        await orch.delegate(prompt="and now?", conversation_id=cid)
+    (orch.store.path.parent / "go").touch()
+    outcome = await task
+    assert outcome.successor_id == successor
+    [handle] = await orch.delegate(prompt="and now?", conversation_id=cid)
+    assert handle.conversation_id == successor
+    assert handle.routed_from == cid

@@ -9,7 +9,8 @@ from support import BASE_US, finished
 
 from core.config import DB_FILENAME
 from core.errors import UnknownConversation
-from core.store import Store
+from core.models import DocumentKind
+from core.store import NewDocument, Store
 
 
 async def _store(data_dir: Path, *ids: str) -> Store:
@@ -56,7 +57,27 @@ async def test_links_follow_a_rekeyed_session(data_dir: Path) -> None:
     try:
         await store.sessions.link_continuation("a", "b")
         await store.sessions.link_continuation("b", "c")
+        await store.documents.register(
+            NewDocument("d1", DocumentKind.HANDOFF, "/r/h.md", BASE_US, source_session="b")
+        )
+        await store.documents.add_consumer("d1", "b")
+        await store.context.record_sample("b", 1, 10, 100, BASE_US)
         await store.sessions.rekey("b", "b2")
         assert await store.sessions.continuation_chain("a") == ["a", "b2", "c"]
+        document = await store.documents.get("d1")
+        assert (document.source_session, document.consumers) == ("b2", ("b2",))
+    finally:
+        await store.close()
+
+
+async def test_unlinking_undoes_only_that_link(data_dir: Path) -> None:
+    store = await _store(data_dir, "a", "b", "c")
+    try:
+        await store.sessions.link_continuation("a", "b")
+        await store.sessions.unlink_continuation("a", "c")  # not linked: nothing
+        assert await store.sessions.newest_in_chain("a") == "b"
+        await store.sessions.unlink_continuation("a", "b")
+        assert await store.sessions.continuation_chain("a") == ["a"]
+        assert (await store.sessions.get("b")).continued_from is None
     finally:
         await store.close()
