@@ -15,6 +15,7 @@ from core.context.thresholds import RISING_LEVELS
 from core.models import ContextLevel, ContextReport, ContextUsage
 from core.orchestrator import AgentOrchestrator
 from tui.cli import EXIT_OK, _print_json
+from tui.formatting import sparkline
 
 LEVEL_NAMES = {
     ContextLevel.OK: "below every threshold",
@@ -30,7 +31,6 @@ SOURCE_NAMES = {
     "config": "config",
     "clamp": "clamped",
 }
-SPARKS = "▁▂▃▄▅▆▇█"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -79,14 +79,6 @@ def report_json(report: ContextReport) -> dict[str, Any]:
         "checkpoints": [c.model_dump(mode="json") for c in report.checkpoints],
         "handoffs": [d.model_dump(mode="json") for d in report.handoffs],
     }
-
-
-def sparkline(values: tuple[int, ...]) -> str:
-    """The trend as block characters, scaled to its own highest value."""
-    top = max(values, default=0)
-    if top <= 0:
-        return ""
-    return "".join(SPARKS[min(len(SPARKS) - 1, v * len(SPARKS) // (top + 1))] for v in values)
 
 
 def _figures(context: ContextUsage) -> str:

@@ -17,10 +17,12 @@ from core.models import ContextLevel, ContextUsage
 
 log = logging.getLogger(__name__)
 
+# Exact colours, not the terminal theme's "yellow" (close to orange in many themes):
+# each level must read apart from the next.
 LEVEL_STYLES: dict[ContextLevel, str] = {
     ContextLevel.OK: "green",
-    ContextLevel.NOTIFY: "yellow",
-    ContextLevel.REMINDER: "bold yellow",
+    ContextLevel.NOTIFY: "gold1",
+    ContextLevel.REMINDER: "bold gold1",
     ContextLevel.HANDOFF: "dark_orange",
     ContextLevel.FORCE: "bold red",
 }

@@ -57,6 +57,17 @@ def meter(context: ContextUsage) -> str:
     return f"{used} · {ESTIMATE if context.estimated else ''}{left}% left"
 
 
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: tuple[int, ...]) -> str:
+    """The trend as block characters, scaled to its own highest value."""
+    top = max(values, default=0)
+    if top <= 0:
+        return ""
+    return "".join(SPARKS[min(len(SPARKS) - 1, v * len(SPARKS) // (top + 1))] for v in values)
+
+
 def short_id(conversation_id: str) -> str:
     return conversation_id[:8]
 

@@ -11,18 +11,21 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from context_support import HANDOFF_DOC, HANDOFFS, NEWEST, insert_chain
+from context_support import HANDOFF_DOC, HANDOFFS, NEWEST, insert_at, insert_chain
 from tui_support import (
     AppFactory,
+    history_cells,
     notifications,
     session_list,
     settle,
     started,
+    static_text,
     status_panel,
     wait_until,
 )
 
 from core.config import DB_FILENAME
+from core.continuation.service import Continuation
 from core.documents.handoff_template import HANDOFF_SECTIONS, HandoffHeader, render_handoff
 from core.models import DocumentStatus
 
@@ -145,3 +148,26 @@ async def test_the_key_opens_a_claude_code_session_interactively_on_the_hand_off
         assert f"cd {repo} && claude" in notice
         assert str(repo / HANDOFFS) in notice
         assert not (tmp_path / "ran").exists()
+
+
+async def test_a_hand_off_written_while_the_panel_is_open_appears_in_the_header(
+    data_dir: Path, tmp_path: Path, make_app: AppFactory
+) -> None:
+    """A Claude Code session hands off (not ours to continue): the document is left for a
+    person, its cell arrives and the header says it waits, without a refresh."""
+    project = tmp_path / "project"
+    project.mkdir()
+    cid = "0000b0b0-0000-4000-8000-00000000b0b0"
+    await insert_at(data_dir, {cid: 150_000}, cwd=str(project))
+    with sqlite3.connect(data_dir / DB_FILENAME) as db:
+        db.execute("UPDATE sessions SET source = 'claude-code' WHERE conversation_id = ?", (cid,))
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(pilot)
+        assert "hand-off" not in header_text(app)
+        outcome = await Continuation(app.orchestrator).hand_off(cid)
+        assert outcome.pending, outcome
+        await wait_until(pilot, lambda: "hand-off waiting" in header_text(app), what="header")
+        assert cid[:8] in header_text(app)
+        cells = [static_text(c) for c in history_cells(app)]
+        assert any("hand-off waiting" in c and "from facts" in c for c in cells), cells

@@ -37,13 +37,13 @@ async def _preview_style(app, pilot, cid: str) -> str:  # type: ignore[no-untype
 
 
 async def test_each_default_level_has_its_colour(levels_dir: Path, make_app: AppFactory) -> None:
-    """50% warns (yellow), 60% reminds, 70% hands off, 90% forces; under 50% is quiet."""
+    """50% warns (gold), 60% reminds, 70% hands off, 90% forces; under 50% is quiet."""
     app = make_app(levels_dir)
     async with app.run_test(size=(160, 40)) as pilot:
         await started(pilot)
         assert await _preview_style(app, pilot, AT_30) == ""
-        assert await _preview_style(app, pilot, AT_55) == "yellow"
-        assert await _preview_style(app, pilot, AT_65) == "bold yellow"
+        assert await _preview_style(app, pilot, AT_55) == "gold1"
+        assert await _preview_style(app, pilot, AT_65) == "bold gold1"
         assert await _preview_style(app, pilot, AT_75) == "dark_orange"
         assert await _preview_style(app, pilot, AT_92) == "bold red"
 
@@ -60,7 +60,7 @@ async def test_configured_thresholds_move_the_colours(
     app = make_app(levels_dir)
     async with app.run_test(size=(160, 40)) as pilot:
         await started(pilot)
-        assert await _preview_style(app, pilot, AT_30) == "yellow"
+        assert await _preview_style(app, pilot, AT_30) == "gold1"
         assert await _preview_style(app, pilot, AT_55) == "dark_orange"
         assert await _preview_style(app, pilot, AT_65) == "bold red"
         rows = {s.conversation_id: s for s in session_list(app).sessions}
@@ -102,4 +102,4 @@ async def test_a_broken_project_file_leaves_the_meters_on_the_data_folders_level
     app = make_app(data_dir)
     async with app.run_test(size=(160, 40)) as pilot:
         await started(pilot)
-        assert await _preview_style(app, pilot, AT_55) == "yellow"
+        assert await _preview_style(app, pilot, AT_55) == "gold1"

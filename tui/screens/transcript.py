@@ -5,7 +5,8 @@ an imported transcript is read backwards from the end of its file one page at
 a time, never whole. Typing goes to the find field at the bottom: enter finds
 the next older message holding the text (searching the file back from the
 last match only as far as the next one). A details header names the session
-fully: id, times, folder, branch, file, size, model and context window.
+fully: id, times, folder, branch, file, size, model and context window, and its
+context report: the window's source, trend, breakdown, levels, checkpoints, chain.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from textual.widgets import Footer, Input, Static
 from core.clock import Clock
 from core.config import ContextSettings
 from core.errors import DelegateError
-from core.models import Message, MessagePage, Session, TranscriptDetails
+from core.models import ContextReport, Message, MessagePage, Session, TranscriptDetails
 from core.orchestrator import AgentOrchestrator
 from tui import formatting as fmt
 from tui.context_levels import ThresholdsFor
 from tui.safe_text import first_line, visible
+from tui.widgets.context_details import report_rows
 from tui.widgets.context_meter import meter_text
 from tui.widgets.message_view import message_renderable
 from tui.workers import ForwardsWorkerErrors
@@ -50,8 +52,10 @@ def details_text(
     now: datetime,
     *,
     thresholds: ContextSettings,
+    report: ContextReport | None = None,
 ) -> Text:
-    """The header: what the session is, where it lives and how full it is."""
+    """The header: what the session is, where it lives and how full it is (with
+    ``report``: the window's source, trend, breakdown, levels, checkpoints, chain)."""
     text = Text()
     text.append(first_line(session.shown_title or "(untitled)", 200), "bold")
     text.append("\n")
@@ -67,14 +71,17 @@ def details_text(
     if details is not None:
         rows.append(("file", f"{details.path} · {fmt.size(details.size)}"))
     window = fmt.tokens(session.context.limit_tokens) if session.context.limit_tokens else "unknown"
-    model = details.model if details is not None and details.model else "model not recorded"
-    rows.append(("model", f"{model} · context window {window}"))
+    model = details.model if details is not None and details.model else session.context.model
+    rows.append(("model", f"{model or 'model not recorded'} · context window {window}"))
     for label, value in rows:
         text.append(f"{label:>6}  ", "dim")
         text.append(visible(value))
         text.append("\n")
     text.append(f"{'used':>6}  ", "dim")
     text.append_text(meter_text(session.context, thresholds=thresholds, bar_width=20))
+    for label, shown in report_rows(report) if report is not None else []:
+        text.append(f"\n{label:>6}  ", "dim")
+        text.append_text(shown)
     return text
 
 
@@ -216,14 +223,16 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
     @work(group="transcript-details", name="reading the transcript's details", exit_on_error=False)
     async def _load_details(self) -> None:
         session = self.session
+        report: ContextReport | None = None
         try:
             session = await self.orchestrator.get_session(session.conversation_id)
             details = await self.orchestrator.transcript_details(session.conversation_id)
+            report = await self.orchestrator.context_report(session.conversation_id)
         except DelegateError:
             details = None
         self.session = session
         self.details.update(
-            details_text(session, details, self.clock(), thresholds=self.thresholds)
+            details_text(session, details, self.clock(), thresholds=self.thresholds, report=report)
         )
 
     @work(group="transcript", name="reading the transcript", exclusive=True, exit_on_error=False)

@@ -29,6 +29,7 @@ from core.models import MessagePage, Role, Run, RunStatus, Session, SessionState
 from tui import formatting as fmt
 from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
 from tui.safe_text import first_line, visible
+from tui.widgets.context_details import preview_line
 from tui.widgets.context_meter import meter_text
 from tui.widgets.message_view import message_renderable
 from tui.widgets.run_status import Activity, run_block
@@ -269,6 +270,9 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             header.append(" · last run interrupted", "dark_orange")
         elif session.last_run_status is RunStatus.CANCELLED:
             header.append(" · last run cancelled", "yellow")
+        if context_line := preview_line(session):
+            header.append("\n")
+            header.append_text(context_line)
         header.append(f"\n{session.conversation_id}", "dim")
         self.header.update(header)
         self._shown = (session, page)
