@@ -22,12 +22,19 @@ from typing import Any
 
 from core.events import (
     BusEvent,
+    CheckpointMarked,
+    ChildClamped,
+    ContextThresholdCrossed,
     DelegateFinished,
     DelegateLaunched,
     FollowUpCompleted,
     FollowUpStarted,
+    HandoffFailed,
+    HandoffWritten,
+    RunInterrupted,
     RunOutput,
     RunsChanged,
+    SessionContinued,
     SessionDismissed,
     SessionPurged,
     SessionRenamed,
@@ -179,6 +186,34 @@ def _what(event: BusEvent) -> str:
             return f"renamed {_short(event.conversation_id)}"
         case SessionPurged():
             return f"purged {_short(event.conversation_id)}"
+        case RunInterrupted():
+            return f"run {_short(event.run_id)} on {_short(event.conversation_id)} interrupted"
+        case ContextThresholdCrossed():
+            return (
+                f"context of {_short(event.conversation_id)} at {event.percent:.0f}%:"
+                f" {event.level.value} level crossed"
+            )
+        case ChildClamped():
+            return (
+                f"sub-agent {_short(event.child_id)} of {_short(event.conversation_id)}"
+                f" clamped to {event.limit_tokens:,} tokens"
+            )
+        case HandoffWritten():
+            waits = " (waiting for a person)" if event.pending else ""
+            return (
+                f"hand-off of {_short(event.conversation_id)} written{waits}: {_path(event.path)}"
+            )
+        case HandoffFailed():
+            return f"hand-off of {_short(event.conversation_id)} failed ({event.stage})"
+        case SessionContinued():
+            return f"{_short(event.conversation_id)} continues in {_short(event.successor_id)}"
+        case CheckpointMarked():
+            where = f"{_short(event.conversation_id)} at message {event.seq}"
+            if event.forked_to:
+                return f"forked {_short(event.forked_to)} from {where}"
+            if event.restored:
+                return f"restored {where}"
+            return f"checkpoint marked in {where}"
     return event.kind
 
 
@@ -186,6 +221,12 @@ def _short(ident: str) -> str:
     from tui.safe_text import visible
 
     return visible(ident[:8])
+
+
+def _path(path: str) -> str:
+    from tui.safe_text import visible
+
+    return visible(path)
 
 
 def _ids(ids: tuple[str, ...]) -> str:
