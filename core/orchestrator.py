@@ -38,10 +38,12 @@ from core.errors import (
     RunnerUnavailable,
     SessionNotReady,
     UnknownAgent,
+    UnknownCheckpoint,
     UnknownConversation,
     UnknownRun,
 )
 from core.events import (
+    CheckpointMarked,
     ChildClamped,
     DelegateFinished,
     DelegateLaunched,
@@ -66,11 +68,13 @@ from core.models import (
     MAX_PAGE,
     ONE_RUN_OWNERS,
     AgentRequest,
+    Checkpoint,
     ContextDocument,
     ContextReport,
     DocumentKind,
     DocumentStatus,
     Message,
+    MessageCategory,
     MessageMatch,
     MessagePage,
     OwnerKind,
@@ -105,7 +109,15 @@ from core.runners.base import Runner, closing
 from core.runners.subprocess import on_process_started, stop_orphan
 from core.search.parser import parse_query
 from core.search.querying import SessionSearch
-from core.store import HistoryEvents, NewMessage, NewRun, NewSession, Store
+from core.store import (
+    HistoryEvents,
+    NewCheckpoint,
+    NewMessage,
+    NewRun,
+    NewSession,
+    SessionCopy,
+    Store,
+)
 from core.store.runs import RunInFlight
 from core.tokens import count_tokens
 
@@ -134,6 +146,9 @@ NAME_CHARS = 200  # a session's name, at most
 DEMO_CLEAR_BATCH = 500  # demo ids looked for at once by clear_demo
 # Stored messages sent to a stateless endpoint (openai_compat) with each prompt.
 HISTORY_MESSAGES = 200
+# How far back (pages of MAX_PAGE messages) an imported parent's transcript is
+# read for the compact summary a sub-agent starts with.
+SUMMARY_PAGES = 50
 
 log = logging.getLogger(__name__)
 
@@ -232,6 +247,16 @@ def _session_name(name: str | None) -> str | None:
             f"a session's name is at most {NAME_CHARS} characters; this one has {len(cleaned)}"
         )
     return cleaned
+
+
+def _checkpoint_label(label: str | None) -> str:
+    """A checkpoint's label as stored: one printable line, as a session's name."""
+    try:
+        return _session_name(label) or ""
+    except InvalidRequest as exc:
+        raise InvalidRequest(
+            exc.message.replace("a session's name", "a checkpoint's label")
+        ) from None
 
 
 def title_from_prompt(prompt: str) -> str:
@@ -854,6 +879,154 @@ class AgentOrchestrator:
         it, its hand-off chain (both ways), consumers of its documents."""
         return await self.store.tombstones.dependants(await self.resolve_id(conversation_id))
 
+    # --- checkpoints: mark, list, restore, fork -------------------------------
+
+    async def mark_checkpoint(
+        self, conversation_id: str, seq: int | None = None, label: str = ""
+    ) -> Checkpoint:
+        """Mark the session at message ``seq`` (default: its newest) for a later
+        restore or fork; ``label`` is one line (blank: none)."""
+        conversation_id = await self.resolve_id(conversation_id)
+        session = await self.store.sessions.get(conversation_id)
+        cleaned = _checkpoint_label(label)
+        at = await self._checkpoint_seq(session, seq)
+        now = self.clock()
+        checkpoint = await self.store.checkpoints.add(
+            NewCheckpoint(self._new_id(), conversation_id, at, cleaned, to_us(now))
+        )
+        await self._emit(
+            CheckpointMarked(
+                at=now,
+                conversation_id=conversation_id,
+                agent_id=session.agent_id,
+                checkpoint_id=checkpoint.checkpoint_id,
+                seq=at,
+                label=cleaned,
+            )
+        )
+        return checkpoint
+
+    async def checkpoints(self, conversation_id: str) -> list[Checkpoint]:
+        """The session's checkpoints, oldest first."""
+        return await self.store.checkpoints.for_session(await self.resolve_id(conversation_id))
+
+    async def get_checkpoint(self, checkpoint_id: str) -> Checkpoint:
+        """A checkpoint by id or a unique prefix of 6+ characters."""
+        if not isinstance(checkpoint_id, str) or not _storable(checkpoint_id):
+            raise UnknownCheckpoint(f"no checkpoint with id {_printable(checkpoint_id)}")
+        found = [checkpoint_id]
+        if len(checkpoint_id) >= MIN_ID_PREFIX:
+            found = await self.store.checkpoints.ids_with_prefix(checkpoint_id, 2) or found
+        if len(found) > 1:
+            raise AmbiguousId(checkpoint_id, found, False, "checkpoints")
+        return await self.store.checkpoints.get(found[0])
+
+    async def restore_checkpoint(
+        self, checkpoint_id: str, *, into: str | None = None
+    ) -> Checkpoint:
+        """Rewind a session of delegate's own to a checkpoint; nothing is lost.
+
+        The conversation as it was is first saved (an archived copy,
+        ``forked_from`` the session); the returned checkpoint marks its end, and
+        restoring it ``into`` the session undoes this. ``into`` (default: the
+        checkpoint's session) takes the checkpoint's messages from another
+        session. A Claude Code or Codex session is never edited: fork it.
+        """
+        source = await self.get_checkpoint(checkpoint_id)
+        target = await self.store.sessions.get(
+            await self.resolve_id(into) if into is not None else source.conversation_id
+        )
+        await self._check_own(target, "restored (rewound)")
+        if target.state not in (SessionState.IDLE, SessionState.READY):
+            raise AgentBusy(target.conversation_id)
+        now = self.clock()
+        saved_id = self._new_id()
+        last = await self.store.checkpoints.last_seq(target.conversation_id)
+        undo = NewCheckpoint(
+            self._new_id(), saved_id, last if last is not None else -1, "before restore", to_us(now)
+        )
+        await self.store.checkpoints.restore(
+            target.conversation_id,
+            source,
+            SessionCopy(saved_id, f"saved before restore: {target.shown_title}", to_us(now), True),
+            undo,
+            to_us(now),
+        )
+        await self._emit(
+            CheckpointMarked(
+                at=now,
+                conversation_id=target.conversation_id,
+                agent_id=target.agent_id,
+                checkpoint_id=source.checkpoint_id,
+                seq=source.seq,
+                label=source.label,
+                restored=True,
+            )
+        )
+        return await self.store.checkpoints.get(undo.checkpoint_id)
+
+    async def fork_checkpoint(self, checkpoint_id: str) -> Session:
+        """A new session of delegate's own holding the conversation up to the checkpoint.
+
+        A Claude Code or Codex session forks through its own CLI instead
+        (:func:`core.reopen.fork_plan`): delegate never writes their files.
+        """
+        source = await self.get_checkpoint(checkpoint_id)
+        session = await self.store.sessions.get(source.conversation_id)
+        await self._check_own(session, "copied here; fork it in its own CLI")
+        now = self.clock()
+        fork = await self.store.checkpoints.fork(
+            source,
+            SessionCopy(self._new_id(), f"fork of {session.shown_title}", to_us(now)),
+        )
+        await self._emit(
+            CheckpointMarked(
+                at=now,
+                conversation_id=session.conversation_id,
+                agent_id=session.agent_id,
+                checkpoint_id=source.checkpoint_id,
+                seq=source.seq,
+                label=source.label,
+                forked_to=fork.conversation_id,
+            )
+        )
+        return fork
+
+    async def keeps_conversation(self, session: Session) -> bool:
+        """Whether delegate keeps the conversation itself (no agent CLI's transcript):
+        only such a session is restored or forked here."""
+        if await self.store.imports.transcript_for(session.conversation_id) is not None:
+            return False
+        config = self.settings.agents.get(session.agent_id)
+        return session.source == "delegate" and (config is None or config.runner not in CLI_RUNNERS)
+
+    async def _check_own(self, session: Session, what: str) -> None:
+        if not await self.keeps_conversation(session):
+            raise InvalidRequest(
+                f"session {session.conversation_id!r} is kept by {session.agent_id}'s own"
+                f" transcript, which delegate never edits: it cannot be {what}"
+            )
+
+    async def _checkpoint_seq(self, session: Session, seq: int | None) -> int:
+        """The message a checkpoint marks: a stored ``seq``, or an imported transcript's index."""
+        if await self.keeps_conversation(session):
+            last = await self.store.checkpoints.last_seq(session.conversation_id)
+            if last is None:
+                raise InvalidRequest("the session has no message to mark yet")
+            if seq is None:
+                return last
+            if await self.store.checkpoints.has_message(session.conversation_id, seq):
+                return seq
+            raise InvalidRequest(f"the session has no message {seq} (its newest is {last})")
+        count = session.metrics.messages
+        if count <= 0:
+            raise InvalidRequest("the session has no message to mark yet")
+        if seq is None:
+            return count - 1
+        if 0 <= seq < count:
+            return seq
+        raise InvalidRequest(f"the session has no message {seq} (messages 0..{count - 1})")
+
     async def clear_demo(self) -> int:
         """Remove the demo sessions (``delegate demo``) from the store; how many went.
 
@@ -1168,10 +1341,30 @@ class AgentOrchestrator:
         return subagents.with_notes(prompt, [n for n in notes if isinstance(n, ChildClamped)])
 
     async def _parent_context(self, parent: Session) -> list[Message]:
-        """The parent's system and context messages, oldest first (what a child inherits)."""
-        return await self.store.messages.in_categories(
-            parent.conversation_id, subagents.SHARED_CATEGORIES, subagents.MAX_SHARED_MESSAGES
-        )
+        """The parent's system and context messages, oldest first (what a child inherits).
+
+        An imported parent's transcript is categorised on read: what it shares
+        is its newest compact summary (the conversation as the agent keeps it;
+        its instructions live in the agent's own files, not in the transcript).
+        """
+        transcript = await self.store.imports.transcript_for(parent.conversation_id)
+        if transcript is None:
+            return await self.store.messages.in_categories(
+                parent.conversation_id, subagents.SHARED_CATEGORIES, subagents.MAX_SHARED_MESSAGES
+            )
+        cursor: str | None = None
+        for _page in range(SUMMARY_PAGES):
+            page = await self._transcript_messages(
+                parent.conversation_id, transcript, MAX_PAGE, cursor
+            )
+            for message in page.messages:  # newest first
+                if message.category is MessageCategory.CONTEXT:
+                    # Another program's transcript, read as it is on disk: masked first.
+                    return [message.model_copy(update={"content": redact(message.content)})]
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        return []
 
     def _follow_up_plan(self, session: Session, agent_id: str | None) -> tuple[str, Runner, Path]:
         """The agent, runner and folder a follow-up would use; raises what refuses it.

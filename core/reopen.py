@@ -23,8 +23,8 @@ from types import FrameType
 
 from core import ids
 from core.config import AgentConfig, Settings
-from core.errors import CwdMissing, NotReopenable
-from core.models import Session
+from core.errors import CwdMissing, InvalidRequest, NotReopenable
+from core.models import Checkpoint, Session
 from core.runners.subprocess import resolve_binary
 
 # runner -> (the source its sessions are imported as, the CLI's usual name)
@@ -115,6 +115,40 @@ def reopen_plan(
     executable = resolve_binary(shown, env, f"agents.{agent_id}.binary") if find_binary else shown
     args = ("--resume", cid) if runner == "claude_code" else ("resume", cid)
     return ReopenPlan(cid, source, (executable, *args), folder, env, shown)
+
+
+def fork_plan(
+    session: Session, checkpoint: Checkpoint, settings: Settings, *, find_binary: bool = True
+) -> ReopenPlan:
+    """How to fork a Claude Code or Codex session in its own CLI, from a checkpoint.
+
+    ``claude --resume ID --fork-session`` and ``codex fork ID`` copy a whole
+    session into a new one (delegate never writes their files), so the
+    checkpoint must mark the session's newest message.
+    """
+    if checkpoint.seq < session.metrics.messages - 1:
+        raise InvalidRequest(
+            f"{session.agent_id} forks a whole session, not up to a message: mark a"
+            " checkpoint at its newest message to fork it"
+        )
+    plan = reopen_plan(session, settings, find_binary=find_binary)
+    fork = (
+        ("fork", plan.conversation_id)
+        if plan.source == "codex"
+        else (
+            "--resume",
+            plan.conversation_id,
+            "--fork-session",
+        )
+    )
+    return ReopenPlan(
+        plan.conversation_id,
+        plan.source,
+        (plan.argv[0], *fork),
+        plan.cwd,
+        plan.env,
+        plan.shown_binary,
+    )
 
 
 def _existing_folder(cwd: str) -> Path:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from core.models import Message, Role
+from core.models import Message, MessageCategory, Role
 from core.sources import claude, codex
 from core.sources.common import as_int, clip, iso_to_us
 from core.sources.lines import BackwardLines, BadLine, loads
@@ -121,6 +121,9 @@ def claude_message(line: dict[str, Any], offset: int, conversation_id: str) -> M
     else:  # a compact summary
         text = _blocks_text(message.get("content"))
     uuid = line.get("uuid")
+    category = _category(role, tool)
+    if line.get("isCompactSummary"):
+        category = MessageCategory.CONTEXT  # the conversation so far, as the agent keeps it
     return Message(
         id=uuid if isinstance(uuid, str) else f"{conversation_id}@{offset}",
         conversation_id=conversation_id,
@@ -130,6 +133,7 @@ def claude_message(line: dict[str, Any], offset: int, conversation_id: str) -> M
         created_at=_when(line.get("timestamp")),
         token_count=tokens,
         tool=shallow(tool),
+        category=category,
     )
 
 
@@ -167,6 +171,9 @@ def codex_message(
         args = payload.get("arguments", payload.get("input", payload.get("action")))
         tool = {"name": name, "call_id": payload.get("call_id"), "arguments": args}
         text = f"{name} {_compact(args)}" if args is not None else str(name)
+    category = _category(role, tool)
+    if line.get("type") == "compacted" and isinstance(payload.get("message"), str):
+        category = MessageCategory.CONTEXT  # the summary the conversation goes on from
     return Message(
         id=f"{conversation_id}@{offset}",
         conversation_id=conversation_id,
@@ -175,7 +182,19 @@ def codex_message(
         content=clip(text or ""),
         created_at=_when(line.get("timestamp")),
         tool=shallow(tool),
+        category=category,
     )
+
+
+def _category(role: str, tool: dict[str, Any] | None) -> MessageCategory:
+    """What an imported message is for (seed 004), decided on read: a compaction
+    note is system, tool calls and results are tools, the rest dialog (a compact
+    summary, context, is marked by the caller)."""
+    if role == claude.SYSTEM:
+        return MessageCategory.SYSTEM
+    if role == claude.TOOL or tool is not None:
+        return MessageCategory.TOOLS
+    return MessageCategory.DIALOG
 
 
 Converter = Callable[[dict[str, Any], int, str], "Message | None"]

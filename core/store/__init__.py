@@ -18,6 +18,7 @@ tables and SQL::
     store.leases      named leases with an expiry (supervisor leader election)
     store.context     context samples (trend, rate) and threshold crossings
     store.documents   context documents registry: capsules, hand-offs, returns
+    store.checkpoints marks in a session; forks and restores from them
 
 Row types (what goes in) live in :mod:`core.store.rows` and are re-exported here.
 """
@@ -30,6 +31,7 @@ from core.store.agents import AgentsRepository
 from core.store.archive import ArchiveRepository
 from core.store.bulk import BulkRepository
 from core.store.changes import ChangeCursor, ChangeSet, ChangesRepository, StoredHistory
+from core.store.checkpoints import CheckpointsRepository, NewCheckpoint, SessionCopy
 from core.store.context import ContextRepository
 from core.store.database import Database
 from core.store.documents import DocumentsRepository, NewDocument
@@ -72,10 +74,12 @@ __all__ = [
     "HistoryRow",
     "ImportCommit",
     "ImportedSession",
+    "NewCheckpoint",
     "NewDocument",
     "NewMessage",
     "NewRun",
     "NewSession",
+    "SessionCopy",
     "SourceFileProblem",
     "SourceFileRow",
     "SourceFileUpdate",
@@ -104,6 +108,7 @@ class Store:
         self.leases = LeasesRepository(db)
         self.context = ContextRepository(db)
         self.documents = DocumentsRepository(db)
+        self.checkpoints = CheckpointsRepository(db)
 
     @property
     def path(self) -> Path:

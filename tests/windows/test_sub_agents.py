@@ -158,3 +158,39 @@ async def test_the_agent_tool_launches_a_sub_agent(orch: AgentOrchestrator) -> N
     child = await orch.get_session(response["conversation_id"])
     assert child.parent_id == parent
     assert child.context.clamped_from == 200_000
+
+
+REALDATA = Path(__file__).parent.parent / "fixtures" / "realdata"
+COMPACTED = "019c8a59-e9dd-71f0-9ae3-4079fe9726a9"  # a Codex rollout with a compaction
+
+
+async def test_an_imported_parent_is_categorised_on_read_and_shares_its_summary(
+    orch: AgentOrchestrator, tmp_path: Path
+) -> None:
+    codex_home = tmp_path / "codex"
+    rollout = next((REALDATA / "codex").rglob(f"*{COMPACTED}.jsonl"))
+    target = codex_home / rollout.relative_to(REALDATA / "codex")
+    target.parent.mkdir(parents=True)
+    target.write_bytes(rollout.read_bytes())
+    await orch.import_sources(tmp_path / "no-claude", codex_home, workers=0)
+
+    messages, cursor = [], None
+    while True:
+        page = await orch.recent_messages(COMPACTED, limit=100, cursor=cursor)
+        messages += page.messages
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    categories = {m.category for m in messages}
+    assert MessageCategory.TOOLS in categories
+    assert MessageCategory.DIALOG in categories
+    [summary] = [m for m in messages if m.category is MessageCategory.CONTEXT]
+    assert summary.content.startswith("context compacted: ")
+    assert all(m.category is MessageCategory.TOOLS for m in messages if m.tool is not None)
+
+    child = await _child(orch, COMPACTED, "echo", "carry on from the summary")
+    oldest_first = list(reversed((await orch.recent_messages(child, limit=10)).messages))
+    assert [(m.category, m.content) for m in oldest_first[:1]] == [
+        (MessageCategory.CONTEXT, summary.content)
+    ]
+    assert oldest_first[1].content == "carry on from the summary"
