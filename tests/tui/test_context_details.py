@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from context_support import CLAMPED, FIRST, MIDDLE, NEWEST, insert_chain
+from panel_context_data import CLAMPED, FIRST, MIDDLE, NEWEST, insert_chain
 from tui_support import AppFactory, preview, session_list, started, static_text, wait_until
 
 from tui.screens.transcript import TranscriptScreen

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from context_support import HANDOFF_DOC, HANDOFFS, NEWEST, insert_at, insert_chain
+from panel_context_data import HANDOFF_DOC, HANDOFFS, NEWEST, insert_at, insert_chain
 from tui_support import (
     AppFactory,
     history_cells,

@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from context_support import CLAMPED, FIRST, HANDOFF_DOC, MIDDLE, NEWEST, insert_chain
+from panel_context_data import CLAMPED, FIRST, HANDOFF_DOC, MIDDLE, NEWEST, insert_chain
 from tui_support import (
     FIXED_NOW,
     AppFactory,

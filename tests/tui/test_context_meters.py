@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from context_support import insert_at, style_at
+from panel_context_data import insert_at, style_at
 from tui_support import AppFactory, preview, session_list, started, status_panel, wait_until
 
 from tui.widgets.session_row import session_row

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from context_support import CLAMPED, MIDDLE, NEWEST, insert_chain
+from panel_context_data import CLAMPED, MIDDLE, NEWEST, insert_chain
 from test_context_history import context_events, store_events
 from textual.pilot import Pilot
 from tui_support import AppFactory, history_cells, settle, wait_until
