@@ -123,6 +123,14 @@ class ContextExhausted(DelegateError):
         self.conversation_id = conversation_id
         self.successor_id = successor_id
 
+    def to_payload(self) -> dict[str, object]:
+        """The error, with ``successor_id``: where a follow-up goes instead (or null)."""
+        payload = super().to_payload()
+        error = payload["error"]
+        assert isinstance(error, dict)
+        error["successor_id"] = self.successor_id
+        return payload
+
 
 class HasDependants(DelegateError):
     """Purging a session other sessions reference (children, forks, a hand-off chain)."""

@@ -25,6 +25,7 @@ from core import cursors, ids, process_identity
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.context import subagents
+from core.context.thresholds import exhausted
 from core.context.windows import launch_window
 from core.demo_ids import demo_id
 from core.detached import GoMessage, UnavailableRunner, spawn_worker
@@ -1277,6 +1278,9 @@ class AgentOrchestrator:
     ) -> tuple[str, Runner, Path]:
         """The agent, runner and folder of a follow-up, checked before anything is written."""
         session = await self.store.sessions.get(conversation_id)
+        refusal = await exhausted(self.store, self.settings, session)
+        if refusal is not None:
+            raise refusal
         return self._follow_up_plan(session, agent_id)
 
     async def _record_follow_up(
@@ -1400,6 +1404,9 @@ class AgentOrchestrator:
                 return SessionNotReady(session.conversation_id)
             if session.state not in (SessionState.IDLE, SessionState.READY):
                 return AgentBusy(session.conversation_id)
+            refusal = await exhausted(self.store, self.settings, session)
+            if refusal is not None:
+                return refusal
             await asyncio.to_thread(self._follow_up_plan, session, None)
         except DelegateError as exc:
             return exc

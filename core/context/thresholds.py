@@ -10,6 +10,7 @@ new session) and ``force`` (no further prompt is sent). See docs/context.md.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import tomllib
@@ -19,9 +20,10 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from core.config import CONFIG_FILENAME, ContextSettings, Settings
-from core.errors import InvalidConfig
+from core.errors import ContextExhausted, InvalidConfig
 from core.gitinfo import worktree_root
-from core.models import ContextLevel
+from core.models import ContextLevel, Session
+from core.store import Store
 
 PROJECT_FOLDER = ".delegate"
 """A project's own delegate folder, at the top of its worktree."""
@@ -166,3 +168,23 @@ def level_of(percent: float, ctx: ContextSettings) -> ContextLevel:
     """The highest level reached at ``percent`` of the window (``OK`` below the first)."""
     crossed = levels_crossed(percent, ctx)
     return crossed[-1] if crossed else ContextLevel.OK
+
+
+async def exhausted(store: Store, settings: Settings, session: Session) -> ContextExhausted | None:
+    """The refusal a prompt to ``session`` gets once its context passed the force level
+    (naming the newest session its work continues in), or None while it may be prompted."""
+    ctx = await asyncio.to_thread(effective_context, settings, session.cwd)
+    usage = session.context
+    if not ctx.enabled or usage.limit_tokens <= 0 or usage.percent < ctx.force:
+        return None
+    return ContextExhausted(
+        session.conversation_id, await newest_successor(store, session), usage.percent
+    )
+
+
+async def newest_successor(store: Store, session: Session) -> str | None:
+    """The last session of the hand-off chain after ``session`` (None: not continued)."""
+    if session.continued_in is None:
+        return None
+    newest = await store.sessions.newest_in_chain(session.conversation_id)
+    return None if newest == session.conversation_id else newest
