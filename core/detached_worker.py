@@ -23,6 +23,7 @@ from pathlib import Path
 from core.detached import GoMessage
 from core.errors import DelegateError
 from core.orchestrator import AgentOrchestrator
+from core.supervisor.context_monitor import default_continuation, evaluate_context
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -48,6 +49,10 @@ async def drive(data_dir: Path, go: GoMessage) -> int:
             handle.cancel()
         run = await handle.wait()
         log.info("run %s %s", run.run_id, run.status.value)
+        # No supervisor may be running: the turn is judged against the thresholds here.
+        await evaluate_context(
+            orch, [handle.conversation_id], continuation=default_continuation(orch)
+        )
         return 0 if run.status.value == "completed" else 1
     finally:
         await orch.close()

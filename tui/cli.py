@@ -211,6 +211,7 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
+    await _judge_context(orch, handle.conversation_id)
     if args.json:
         from core.tools import run_payload
 
@@ -226,6 +227,24 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     if caught:
         return 128 + caught[0]
     return EXIT_OK if run.status.value == "completed" else EXIT_ERROR
+
+
+async def _judge_context(orch: AgentOrchestrator, conversation_id: str) -> None:
+    """Hold the turn just run against the context thresholds (no supervisor may be
+    running), saying on stderr which levels it crossed."""
+    from core.events import BusEvent, ContextThresholdCrossed
+    from core.supervisor.context_monitor import default_continuation, evaluate_context
+    from tui.formatting import crossing_line
+
+    def say(event: BusEvent) -> None:
+        if isinstance(event, ContextThresholdCrossed):
+            print(crossing_line(event), file=sys.stderr)
+
+    remove = orch.bus.add_listener(say)
+    try:
+        await evaluate_context(orch, [conversation_id], continuation=default_continuation(orch))
+    finally:
+        remove()
 
 
 async def cmd_demo(orch: AgentOrchestrator, args: argparse.Namespace) -> int:

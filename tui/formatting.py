@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.models import ContextUsage, Message, Role
+from core.events import ContextThresholdCrossed
+from core.models import ContextLevel, ContextUsage, Message, Role
 from tui.safe_text import first_line
 
 
@@ -66,6 +67,26 @@ def sparkline(values: tuple[int, ...]) -> str:
     if top <= 0:
         return ""
     return "".join(SPARKS[min(len(SPARKS) - 1, v * len(SPARKS) // (top + 1))] for v in values)
+
+
+CROSSING_WORDS = {
+    ContextLevel.OK: "",
+    ContextLevel.NOTIFY: "a hand-off comes at the hand-off level",
+    ContextLevel.REMINDER: "a hand-off comes soon",
+    ContextLevel.HANDOFF: "hand-off level: its work is handed off to a new session",
+    ContextLevel.FORCE: "no further prompt is sent to it",
+}
+"""What each context level means for the session, in a person's words."""
+
+
+def crossing_line(event: ContextThresholdCrossed) -> str:
+    """``session 1a2b3c4d: 75% of its context window in use (150,000 / 200,000 tokens); …``."""
+    figure = (ESTIMATE if event.estimated else "") + f"{event.percent:.0f}%"
+    return (
+        f"session {short_id(event.conversation_id)}: {figure} of its context window in use"
+        f" ({event.used_tokens:,} / {event.limit_tokens:,} tokens);"
+        f" {CROSSING_WORDS[event.level]}"
+    )
 
 
 def short_id(conversation_id: str) -> str:

@@ -159,6 +159,12 @@ async def has_handoff(orchestrator: AgentOrchestrator, conversation_id: str) -> 
     return bool(found)
 
 
+def default_continuation(orchestrator: AgentOrchestrator) -> HandOff | None:
+    """The hand-off service front ends use when they name none (None: none available,
+    crossings are recorded and announced only)."""
+    return None
+
+
 async def evaluate_context(
     orchestrator: AgentOrchestrator,
     conversation_ids: Iterable[str],
@@ -187,7 +193,7 @@ async def evaluate_context(
 class ContextMonitor:
     """The supervisor's monitor of context thresholds (see the module's docstring).
 
-    ``continuation``: what writes hand-offs (None: crossings only).
+    ``continuation``: what writes hand-offs (None: :func:`default_continuation`).
     ``live_within_s``: only sessions active this recently are judged.
     ``lease_s``: how long a hand-off in flight keeps other processes off the session.
     Hand-offs run in tasks of their own, so a slow one never holds the watchers up.
@@ -228,7 +234,8 @@ class ContextMonitor:
         if session is None or session.last_interacted_at < live_since:
             return
         check = await _check(orchestrator, session)
-        if check is None or not check.wants_handoff or self.continuation is None:
+        continuation = self.continuation or default_continuation(orchestrator)
+        if check is None or not check.wants_handoff or continuation is None:
             return
         turn = check.session.metrics.turns
         if conversation_id in self._in_flight:
@@ -239,7 +246,7 @@ class ContextMonitor:
             return
         self._attempted_at_turn[conversation_id] = turn
         task = asyncio.create_task(
-            self._hand_off(orchestrator, self.continuation, conversation_id),
+            self._hand_off(orchestrator, continuation, conversation_id),
             name=f"hand-off {conversation_id}",
         )
         self._in_flight[conversation_id] = task
