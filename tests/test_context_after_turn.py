@@ -7,8 +7,16 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from context_support import hot_data_dir
 from support import query, run_cli
+
+
+@pytest.fixture(autouse=True)
+def _elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions launched without a folder work in the test's own (hand-offs land there)."""
+    monkeypatch.chdir(tmp_path)
+
 
 WAIT_S = 30.0
 

@@ -18,6 +18,12 @@ from core.store.database import Database
 from core.tools import call_tool
 
 
+@pytest.fixture(autouse=True)
+def _elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions launched without a folder work in the test's own (hand-offs land there)."""
+    monkeypatch.chdir(tmp_path)
+
+
 async def _session_at(orch: AgentOrchestrator, prompt: str, cwd: Path | None = None) -> str:
     [handle] = await orch.delegate(
         prompt=prompt, agent_id="hot", cwd=str(cwd) if cwd is not None else None

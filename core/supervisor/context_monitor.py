@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from core.clock import to_us
 from core.config import ContextSettings
 from core.context.thresholds import HandOff, effective_context, levels_crossed
+from core.continuation.service import Continuation
 from core.errors import DelegateError, UnknownConversation
 from core.events import ContextThresholdCrossed
 from core.models import ContextLevel, DocumentKind, Session, SessionState
@@ -159,10 +160,10 @@ async def has_handoff(orchestrator: AgentOrchestrator, conversation_id: str) -> 
     return bool(found)
 
 
-def default_continuation(orchestrator: AgentOrchestrator) -> HandOff | None:
-    """The hand-off service front ends use when they name none (None: none available,
-    crossings are recorded and announced only)."""
-    return None
+def default_continuation(orchestrator: AgentOrchestrator) -> HandOff:
+    """The hand-off service front ends use when they name none: delegate's own
+    (writes the document, continues in a new session or leaves it pending)."""
+    return Continuation(orchestrator)
 
 
 async def evaluate_context(
@@ -234,9 +235,11 @@ class ContextMonitor:
         if session is None or session.last_interacted_at < live_since:
             return
         check = await _check(orchestrator, session)
-        continuation = self.continuation or default_continuation(orchestrator)
-        if check is None or not check.wants_handoff or continuation is None:
+        if check is None or not check.wants_handoff:
             return
+        if self.continuation is None:
+            self.continuation = default_continuation(orchestrator)
+        continuation = self.continuation
         turn = check.session.metrics.turns
         if conversation_id in self._in_flight:
             return

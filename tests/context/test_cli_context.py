@@ -29,9 +29,12 @@ context_tokens = 75000
 def data(tmp_path: Path) -> Path:
     script = tmp_path / "usage.toml"
     script.write_text(SCRIPT, encoding="utf-8")
+    # The figures are the subject here, not acting on them: `delegate run` would
+    # otherwise hand the 75 % session off (and continue it) before it is reported.
     return write_config(
         tmp_path / "data",
-        f'\n[agents.heavy]\nrunner = "scripted"\nscript = "{script}"\ncontext_limit = 100000\n',
+        f'\n[agents.heavy]\nrunner = "scripted"\nscript = "{script}"\ncontext_limit = 100000\n'
+        "\n[context]\nenabled = false\n",
     )
 
 

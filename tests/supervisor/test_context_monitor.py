@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from context_support import WINDOW, RecordingHandOff, hot_data_dir
 from supervisor_support import (
     CLAUDE_PROJECT,
@@ -23,6 +24,13 @@ from core.models import ContextLevel
 from core.orchestrator import AgentOrchestrator
 from core.supervisor import ContextMonitor, StaleRuns, Supervisor
 from core.supervisor.context_monitor import evaluate_context
+
+
+@pytest.fixture(autouse=True)
+def _elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions launched without a folder work in the test's own (hand-offs land there)."""
+    monkeypatch.chdir(tmp_path)
+
 
 FAST = {"store_poll_s": 0.05, "tick_s": 0.1, "watch_transcripts": False}
 
