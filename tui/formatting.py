@@ -89,6 +89,12 @@ def crossing_line(event: ContextThresholdCrossed) -> str:
     )
 
 
+def message_number(seq: int) -> str:
+    """``#3``: a stored message's place as the panel numbers messages (#1 is the first;
+    ``seq`` counts from 0)."""
+    return f"#{max(0, seq) + 1}"
+
+
 def short_id(conversation_id: str) -> str:
     return conversation_id[:8]
 

@@ -45,7 +45,7 @@ async def test_the_transcript_view_shows_the_whole_context_report(
         assert "26k a turn · about 2 turns left" in text
         assert "system 3k · context 12k · dialog 80k · tools 49k" in text
         assert "notify 50% ✓ · reminder 60% ✓ · hand-off 70% ✓ · force 90%" in text
-        assert "#2 before the split · #4" in text
+        assert "#3 before the split · #5" in text
         assert f"{FIRST[:8]} → {MIDDLE[:8]} → {NEWEST[:8]} (this)" in text
         assert "hand-off waiting: handoff-2026-11-21-205600.md" in text
 

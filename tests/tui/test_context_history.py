@@ -145,9 +145,9 @@ async def test_each_context_event_has_a_cell_that_says_what_happened(
             ),
             ("hand-off written", "by the agent · handoff-2026-11-21-205600.md"),
             ("continued", f"in {NEWEST[:8]} from its hand-off"),
-            ("checkpoint", "at message #12 · before the split"),
-            ("forked", f"from message #12 into {FIRST[:8]}"),
-            ("restored", "to message #12 (the state before was kept as a checkpoint)"),
+            ("checkpoint", "at message #13 · before the split"),
+            ("forked", f"from message #13 into {FIRST[:8]}"),
+            ("restored", "to message #13 (the state before is kept in an archived copy)"),
         ]
         for text, (title, detail) in zip(cells, expected, strict=True):
             assert title in text, text

@@ -132,7 +132,7 @@ def _levels(report: ContextReport) -> Text:
 def _checkpoints(report: ContextReport) -> Text:
     return Text(
         " · ".join(
-            f"#{c.seq}" + (f" {first_line(c.label, 40)}" if c.label else "")
+            fmt.message_number(c.seq) + (f" {first_line(c.label, 40)}" if c.label else "")
             for c in report.checkpoints
         )
     )

@@ -336,11 +336,13 @@ class CheckpointCell(HistoryCell):
         e = self.event
         assert isinstance(e, CheckpointMarked)
         if e.forked_to:
-            return Text(f"from message #{e.seq} into {fmt.short_id(e.forked_to)}")
+            at = fmt.message_number(e.seq)
+            return Text(f"from message {at} into {fmt.short_id(e.forked_to)}")
         if e.restored:
-            return Text(f"to message #{e.seq} (the state before was kept as a checkpoint)")
+            at = fmt.message_number(e.seq)
+            return Text(f"to message {at} (the state before is kept in an archived copy)")
         label = f" · {first_line(e.label, 80)}" if e.label else ""
-        return Text(f"at message #{e.seq}{label}")
+        return Text(f"at message {fmt.message_number(e.seq)}{label}")
 
 
 EventKey = tuple[str, str, str | None, datetime]
