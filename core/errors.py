@@ -176,6 +176,13 @@ class ContinuationFailed(DelegateError):
     code = "continuation_failed"
 
 
+class HookSettingsUnusable(DelegateError):
+    """An agent's settings file cannot take delegate's hooks (unreadable, not a regular
+    file, not the format the agent reads); the message names the file and what to fix."""
+
+    code = "hook_settings_unusable"
+
+
 class RunnerUnavailable(DelegateError):
     """An agent's runner cannot start (missing binary, bad script, ...)."""
 

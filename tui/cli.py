@@ -504,6 +504,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_checkpoints.add_parser(sub)
 
+    from tui import cli_hooks
+
+    cli_hooks.add_parser(sub)
+
     sub.add_parser(
         "mcp", help="serve delegate_sessions and delegate_agent over MCP (stdio)"
     )  # no handler: runs its own event loop (see main)

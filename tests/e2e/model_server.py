@@ -7,6 +7,9 @@
 Replies are deterministic: ``"pong <n>"`` where ``n`` counts the conversation's messages
 the request carried, so a test can see the history grow. A prompt containing ``HANG``
 makes the server hold the reply until :meth:`ModelServer.stop` (cancellation tests).
+Two knobs for the context tests: ``context_tokens`` makes every Anthropic reply
+report that many input tokens (a nearly full window), and ``reply_when(key, text)``
+answers ``text`` when the conversation's last user message contains ``key``.
 
 A first path segment picks a misbehaviour for Chat Completions (``base_url =
 f"{server.url}/cut/v1"``): ``cut`` closes the connection mid-stream, before
@@ -43,6 +46,8 @@ class ModelServer:
     """Serves on 127.0.0.1 in a background thread; ``requests`` keeps every request seen."""
 
     requests: list[Recorded] = field(default_factory=list)
+    context_tokens: int | None = None  # reported as the Anthropic input tokens when set
+    replies: list[tuple[str, str]] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _httpd: ThreadingHTTPServer | None = None
 
@@ -69,6 +74,10 @@ class ModelServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
+    def reply_when(self, key: str, text: str) -> None:
+        """Answer ``text`` to a request whose last user message contains ``key``."""
+        self.replies.append((key, text))
+
     def model_calls(self, path: str) -> list[Recorded]:
         """Streaming model requests to ``path`` (probes and side requests left out)."""
         return [
@@ -93,6 +102,12 @@ def conversation_length(path: str, body: dict[str, Any]) -> int:
             and i.get("role") in ("user", "assistant")
         )
     return sum(1 for m in body.get("messages") or [] if m.get("role") in ("user", "assistant"))
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text of the request's last user message (Anthropic or Chat shapes)."""
+    users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+    return json.dumps(users[-1].get("content")) if users else ""
 
 
 def _text_of(body: dict[str, Any]) -> str:
@@ -184,8 +199,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner._stop.wait(120)
             return
         reply = f"pong {n}"
+        last = last_user_text(body)
+        for key, text in self.owner.replies:
+            if key in last:
+                reply = text
         input_tokens = INPUT_TOKENS_PER_MESSAGE * n
         if path == "/v1/messages":
+            if self.owner.context_tokens is not None:
+                input_tokens = self.owner.context_tokens
             self._anthropic(body, reply, input_tokens)
         elif path == "/v1/responses":
             self._responses(body, reply, input_tokens)
