@@ -109,13 +109,15 @@ async def cmd_hooks_status(orch: AgentOrchestrator, args: argparse.Namespace) ->
 
 
 async def cmd_hook(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.continuation.service import Continuation
     from core.hooks.handler import ClaudeCodeHooks, on_codex_notify
 
     raw = args.payload if args.payload is not None else await asyncio.to_thread(sys.stdin.read)
+    continuation = Continuation(orch)  # a hand-off from facts when the agent cannot write one
     if args.agent == ids.CODEX:
-        await on_codex_notify(orch, raw)
+        await on_codex_notify(orch, raw, continuation=continuation)
         return 0
-    answer = await ClaudeCodeHooks(orch).handle(args.event, raw)
+    answer = await ClaudeCodeHooks(orch, continuation=continuation).handle(args.event, raw)
     if answer is not None:
         print(json.dumps(answer))
     return 0

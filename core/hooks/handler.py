@@ -14,7 +14,11 @@ Claude Code (stdin: one JSON object; stdout: the hook's JSON answer):
   supervisor from building one from facts meanwhile; a reply that is not a
   hand-off falls back to one built from facts when a continuation is given.
 - ``SessionStart`` (a new session): a pending hand-off of the project is
-  added to the new session's context, and marked consumed by it.
+  added to the new session's context, and marked consumed by it; at the new
+  session's first ``Stop`` the two sessions are linked (``continued_in``).
+
+Sessions delegate itself drives are left to :class:`~core.continuation.Continuation`
+(it asks the agent through its own runs); their turns are still imported and judged.
 
 Codex (``notify``: the JSON is the program's last argument): the transcript is
 imported and the thresholds judged; a hand-off is built from facts (Codex
@@ -25,19 +29,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
-import os
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from core import ids
 from core.clock import to_us
-from core.context.thresholds import PROJECT_FOLDER, HandOff
+from core.context.thresholds import HandOff
+from core.continuation.service import OURS, continuation_prompt
+from core.documents.handoff_files import (
+    clear_pending_note,
+    handoffs_dir,
+    read_handoff_file,
+    write_handoff_file,
+    write_pending_note,
+)
+from core.documents.handoff_registry import previous_handoff, register_handoff
 from core.documents.handoff_template import (
     HandoffHeader,
     extract_handoff,
@@ -46,24 +56,19 @@ from core.documents.handoff_template import (
     render_handoff,
     validate_handoff,
 )
-from core.errors import DelegateError, InvalidRequest
-from core.events import HandoffFailed, HandoffWritten
+from core.errors import DelegateError, DocumentInvalid, InvalidRequest
+from core.events import HandoffFailed, HandoffWritten, SessionContinued
 from core.gitinfo import worktree_root
-from core.models import DocumentKind, DocumentStatus, Session
+from core.models import ContextDocument, DocumentKind, DocumentStatus, Session
 from core.orchestrator import AgentOrchestrator
-from core.store.documents import NewDocument
+from core.redact import redact
 from core.supervisor.context_monitor import HANDOFF_LEASE_S, check_context, has_handoff
-from core.tokens import count_tokens
 
 log = logging.getLogger(__name__)
 
-HANDOFFS_FOLDER = "handoffs"
-PENDING_NOTE = "HANDOFF_PENDING.md"
 MAX_PAYLOAD_BYTES = 1024 * 1024
 """A hook's stdin larger than this is refused (Claude Code sends a few hundred bytes)."""
-MAX_HANDOFF_READ = 256 * 1024
-"""The most of a waiting hand-off added to a new session's context."""
-RESUMING_SOURCES = frozenset({"startup", "clear"})
+NEW_WORK_SOURCES = frozenset({"startup", "clear"})
 """``SessionStart`` sources that begin new work (not ``resume`` or ``compact``)."""
 
 
@@ -150,9 +155,12 @@ class ClaudeCodeHooks:
         await import_transcript(orch.store, ids.CLAUDE_CODE, sid, self.claude_dir)
         if hook.stop_hook_active and await self._asked(sid):
             return await self._take_reply(hook)
+        await self._link_continuation(sid)
         check = await check_context(orch, sid)
         if check is None or not check.wants_handoff or hook.stop_hook_active:
             return None
+        if check.session.source == OURS:
+            return None  # delegate drives it: its continuation asks the agent itself
         if await has_handoff(orch, sid) or not await self._ask(sid):
             return None
         header = await self._header(check.session)
@@ -218,51 +226,41 @@ class ClaudeCodeHooks:
         }
 
     async def _header(self, session: Session) -> HandoffHeader:
-        root = _project_root(session.cwd)
-        previous = await self._previous_handoff(session)
+        store = self.orchestrator.store
+        previous = await previous_handoff(store, session)
+        chain = await store.documents.chain(previous.document_id) if previous else []
         return HandoffHeader(
-            created=self.orchestrator.clock().astimezone(),
+            created=self.orchestrator.clock(),
             previous_instance=session.conversation_id,
             used_tokens=session.context.used_tokens,
             limit_tokens=session.context.limit_tokens,
-            project=root.name or str(root),
+            project=str(_project_root(session.cwd)),
             branch=session.git_branch,
-            previous_handoff=previous[0] if previous else None,
-            chain_position=previous[1] + 1 if previous else 1,
+            previous_handoff=previous.path if previous else None,
+            chain_position=len(chain) + 1,
         )
-
-    async def _previous_handoff(self, session: Session) -> tuple[str, int] | None:
-        """The hand-off this session was started from (its path, its chain's length)."""
-        if session.continued_from is None:
-            return None
-        docs = self.orchestrator.store.documents
-        found = await docs.find(DocumentKind.HANDOFF, source_session=session.continued_from)
-        if not found:
-            return None
-        return found[0].path, len(await docs.chain(found[0].document_id))
 
     async def _keep(self, session: Session, header: HandoffHeader, document: str) -> Path:
         """Write the document and the pending note, register it, announce it."""
         orch = self.orchestrator
-        root = _project_root(session.cwd)
-        folder = root / PROJECT_FOLDER / HANDOFFS_FOLDER
-        path = await asyncio.to_thread(_write_new, folder, header.created, document)
-        previous = await self._previous_id(session)
-        doc = await orch.store.documents.register(
-            NewDocument(
-                document_id=str(uuid.uuid4()),
-                kind=DocumentKind.HANDOFF,
-                path=str(path),
-                created_us=to_us(header.created),
-                digest=hashlib.sha256(document.encode()).hexdigest(),
-                source_session=session.conversation_id,
-                previous_id=previous,
-                status=DocumentStatus.PENDING,
-                producer="agent",
-                token_estimate=count_tokens(document),
-            )
+        repo = _project_root(session.cwd)
+        text = redact(document)
+        path = await asyncio.to_thread(write_handoff_file, repo, text, header.created)
+        previous = await previous_handoff(orch.store, session)
+        doc = await register_handoff(
+            orch.store,
+            document_id=str(uuid.uuid4()),
+            path=path,
+            text=text,
+            created_us=to_us(header.created),
+            producer="agent",
+            source_session=session.conversation_id,
+            previous_id=previous.document_id if previous else None,
+            status=DocumentStatus.PENDING,
         )
-        await asyncio.to_thread(_write_pending_note, folder, path)
+        command = f"delegate handoff continue {path}"
+        with contextlib.suppress(OSError, DocumentInvalid):  # the document stands without it
+            await asyncio.to_thread(write_pending_note, repo, path, command)
         await orch.emit(
             HandoffWritten(
                 at=orch.clock(),
@@ -271,112 +269,87 @@ class ClaudeCodeHooks:
                 document_id=doc.document_id,
                 path=str(path),
                 producer="agent",
-                previous_id=previous,
+                previous_id=doc.previous_id,
                 pending=True,
             )
         )
         return path
 
-    async def _previous_id(self, session: Session) -> str | None:
-        if session.continued_from is None:
-            return None
-        found = await self.orchestrator.store.documents.find(
-            DocumentKind.HANDOFF, source_session=session.continued_from, limit=1
+    async def _link_continuation(self, sid: str) -> None:
+        """A session started from a waiting hand-off: link the one that wrote it to this one.
+
+        At its start the new session is not stored yet; its first turn is.
+        """
+        store = self.orchestrator.store
+        try:
+            session = await self.orchestrator.get_session(sid)
+        except DelegateError:
+            return
+        if session.continued_from is not None:
+            return
+        document = await previous_handoff(store, session)
+        if document is None or document.source_session in (None, sid):
+            return
+        source_id = document.source_session
+        try:
+            source = await store.sessions.get(source_id)
+        except DelegateError:
+            return  # purged since: the document stands alone
+        if source.continued_in is not None:
+            return
+        await store.sessions.link_continuation(source_id, sid)
+        await self.orchestrator.emit(
+            SessionContinued(
+                at=self.orchestrator.clock(),
+                conversation_id=source_id,
+                successor_id=sid,
+                agent_id=source.agent_id,
+                document_id=document.document_id,
+            )
         )
-        return found[0].document_id if found else None
 
     # --- SessionStart -----------------------------------------------------------
 
     async def _on_session_start(self, hook: ClaudeHookInput) -> dict[str, Any] | None:
-        if hook.source not in RESUMING_SOURCES or not hook.cwd:
+        if hook.source not in NEW_WORK_SOURCES or not hook.cwd:
             return None
-        waiting = await self._waiting_handoff(Path(hook.cwd))
+        repo = _project_root(hook.cwd)
+        waiting = await self._waiting_handoff(repo)
         if waiting is None:
             return None
-        document_id, path, text = waiting
+        document, text = waiting
         docs = self.orchestrator.store.documents
-        await docs.add_consumer(document_id, hook.session_id)
-        await docs.set_status(document_id, DocumentStatus.CONSUMED)
-        await asyncio.to_thread(_remove_pending_note, path.parent, path)
-        context = (
-            "delegate: the previous session of this project handed its work off before its"
-            f" context window ran out. Its hand-off document is {path}; it follows in full."
-            " Read it completely and continue from its Next Steps.\n\n" + text
-        )
+        await docs.add_consumer(document.document_id, hook.session_id)
+        await docs.set_status(document.document_id, DocumentStatus.CONSUMED)
+        await asyncio.to_thread(clear_pending_note, repo)
+        context = "delegate: " + continuation_prompt(Path(document.path), text)
         return {
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
         }
 
-    async def _waiting_handoff(self, cwd: Path) -> tuple[str, Path, str] | None:
-        """The newest pending hand-off of the project holding ``cwd`` that is still on disk."""
-        folder = _project_root(str(cwd)) / PROJECT_FOLDER / HANDOFFS_FOLDER
+    async def _waiting_handoff(self, repo: Path) -> tuple[ContextDocument, str] | None:
+        """The newest pending hand-off of the project ``repo`` that is still on disk."""
+        folder = handoffs_dir(repo)
         pending = await self.orchestrator.store.documents.find(
             DocumentKind.HANDOFF, status=DocumentStatus.PENDING
         )
-        for doc in pending:
-            path = Path(doc.path)
+        for document in pending:
+            path = Path(document.path)
             if path.parent != folder:
                 continue
-            text = await asyncio.to_thread(_read_regular, path)
-            if text is not None:
-                return doc.document_id, path, text
+            try:
+                text = await asyncio.to_thread(read_handoff_file, path)
+            except (OSError, DelegateError) as exc:
+                log.info("hand-off %s cannot be read: %s", path, exc)
+                continue
+            return document, text
         return None
 
 
 def _project_root(cwd: str) -> Path:
+    """The project a session works in: the git worktree holding ``cwd``, else ``cwd``."""
     folder = Path(cwd or ".")
     return worktree_root(folder) or folder
-
-
-def _write_new(folder: Path, created: datetime, text: str) -> Path:
-    """``handoff-YYYY-MM-DD-HHMMSS.md`` in ``folder``, written whole or not at all
-    (a name taken in the same second gets ``-2``, ``-3``...)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = "handoff-" + created.strftime("%Y-%m-%d-%H%M%S")
-    for n in range(1, 100):
-        path = folder / (stem + (f"-{n}" if n > 1 else "") + ".md")
-        tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        try:
-            os.link(tmp, path)  # fails if the name is taken: never overwrites
-        except FileExistsError:
-            continue
-        finally:
-            tmp.unlink()
-        return path
-    raise OSError(f"no free hand-off file name in {folder}")
-
-
-def _write_pending_note(folder: Path, path: Path) -> None:
-    note = (
-        "# Hand-off pending\n\n"
-        f"A hand-off was written to `{path.name}` (in this folder). Start a new session in"
-        " this project: with delegate's hooks installed it starts from the hand-off; or open"
-        " it from delegate's panel.\n"
-    )
-    tmp = folder / f".{PENDING_NOTE}.{os.getpid()}.tmp"
-    tmp.write_text(note, encoding="utf-8")
-    os.replace(tmp, folder / PENDING_NOTE)
-
-
-def _remove_pending_note(folder: Path, path: Path) -> None:
-    """Remove the pending note if it names ``path`` (a newer hand-off keeps its own)."""
-    note = folder / PENDING_NOTE
-    text = _read_regular(note)
-    if text is not None and f"`{path.name}`" in text:
-        with contextlib.suppress(OSError):
-            note.unlink()
-
-
-def _read_regular(path: Path) -> str | None:
-    """A small regular file's text; None for anything else."""
-    from core.sources.safe_files import NotRegularFile, read_regular
-
-    try:
-        data = read_regular(str(path), MAX_HANDOFF_READ)
-    except (NotRegularFile, OSError):
-        return None
-    return data.decode("utf-8", "replace")
 
 
 async def on_codex_notify(

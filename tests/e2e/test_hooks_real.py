@@ -152,3 +152,7 @@ async def test_claude_code_writes_its_own_handoff_at_70_and_the_next_session_get
     assert consumed.status is DocumentStatus.CONSUMED
     assert consumed.consumers == (str(second["session_id"]),)
     assert not (path.parent / "HANDOFF_PENDING.md").exists()
+    # Its first turn linked the two: the chain runs old -> new.
+    old, new = await orch.get_session(sid), await orch.get_session(str(second["session_id"]))
+    assert old.continued_in == new.conversation_id
+    assert new.continued_from == sid
