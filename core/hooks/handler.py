@@ -62,7 +62,13 @@ from core.gitinfo import worktree_root
 from core.models import ContextDocument, DocumentKind, DocumentStatus, Session
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact
-from core.supervisor.context_monitor import HANDOFF_LEASE_S, check_context, has_handoff
+from core.supervisor.context_monitor import (
+    HANDOFF_LEASE_S,
+    check_context,
+    hand_off_once,
+    has_handoff,
+)
+from core.supervisor.leader import new_holder
 
 log = logging.getLogger(__name__)
 
@@ -195,35 +201,40 @@ class ClaudeCodeHooks:
         try:
             session = await orch.get_session(sid)
             header = await self._header(session)
-            reply = hook.last_assistant_message or ""
-            found = extract_handoff(reply)
+            found = extract_handoff(hook.last_assistant_message or "")
             document = render_handoff(header, parse_handoff(found)) if found else ""
             problems = validate_handoff(document) if found else ["no hand-off in the reply"]
-            if problems:
-                await orch.emit(
-                    HandoffFailed(
-                        at=orch.clock(),
-                        conversation_id=sid,
-                        agent_id=session.agent_id,
-                        stage="write",
-                        reason="; ".join(problems),
-                    )
+            if not problems:
+                try:
+                    path = await self._keep(session, header, document)
+                except (OSError, DocumentInvalid) as exc:
+                    problems = [f"it cannot be written: {exc}"]
+                else:
+                    return {
+                        "systemMessage": f"delegate: hand-off written to {path}. A new Claude"
+                        " Code session in this project starts from it."
+                    }
+            await orch.emit(
+                HandoffFailed(
+                    at=orch.clock(),
+                    conversation_id=sid,
+                    agent_id=session.agent_id,
+                    stage="write",
+                    reason="; ".join(problems),
                 )
-            else:
-                path = await self._keep(session, header, document)
-                return {
-                    "systemMessage": f"delegate: hand-off written to {path}. A new Claude Code"
-                    " session in this project starts from it."
-                }
+            )
         finally:
             await self._release(sid)
+        why = "delegate: the agent's hand-off was not usable (" + "; ".join(problems) + ")"
         if self.continuation is not None:
-            await self.continuation.hand_off(sid)  # from facts; reports its own failures
-        return {
-            "systemMessage": "delegate: the agent's hand-off was not usable ("
-            + "; ".join(problems)
-            + "); it is asked again after the next turn."
-        }
+            # Never nothing: one from facts, under the lease a supervisor would take too.
+            await hand_off_once(orch, self.continuation, sid, holder=new_holder())
+            built = await orch.store.documents.find(
+                DocumentKind.HANDOFF, source_session=sid, limit=1
+            )
+            if built:
+                return {"systemMessage": f"{why}; one built from facts is at {built[0].path}."}
+        return {"systemMessage": f"{why}; it is asked again after the next turn."}
 
     async def _header(self, session: Session) -> HandoffHeader:
         store = self.orchestrator.store

@@ -109,14 +109,17 @@ async def test_an_unusable_reply_is_reported_and_a_handoff_is_built_from_facts(
     world.turn(input_tokens=150_000)
     asked = answer(await asyncio.to_thread(world.stop))
     assert asked["decision"] == "block"
-    assert "# Context Handoff" in asked["reason"] and SID in asked["reason"]
+    assert "# Context Handoff" in asked["reason"]
+    assert SID in asked["reason"]
 
     said = answer(await asyncio.to_thread(world.stop, active=True, reply="Sorry, I can't."))
     assert "not usable" in said["systemMessage"]
+    assert "built from facts" in said["systemMessage"]
     _, [doc], history = await stored(world)
     assert doc.producer == "facts"  # the fallback: never nothing
     assert doc.status is DocumentStatus.PENDING
-    assert "handoff_failed" in history and "handoff_written" in history
+    assert "handoff_failed" in history
+    assert "handoff_written" in history
 
     # A hand-off exists now: the next turn is not stopped again.
     assert answer(await asyncio.to_thread(world.stop)) is None
@@ -144,7 +147,8 @@ async def test_a_resumed_session_is_not_handed_a_waiting_handoff(world: World) -
     given = answer(await asyncio.to_thread(world.hook, "SessionStart", new))
     context = given["hookSpecificOutput"]["additionalContext"]
     assert given["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    assert "# Context Handoff" in context and "Next Steps" in context
+    assert "# Context Handoff" in context
+    assert "Next Steps" in context
 
 
 @pytest.mark.parametrize(
