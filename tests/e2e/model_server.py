@@ -7,8 +7,8 @@
 Replies are deterministic: ``"pong <n>"`` where ``n`` counts the conversation's messages
 the request carried, so a test can see the history grow. A prompt containing ``HANG``
 makes the server hold the reply until :meth:`ModelServer.stop` (cancellation tests).
-Two knobs for the context tests: ``context_tokens`` makes every Anthropic reply
-report that many input tokens (a nearly full window), and ``reply_when(key, text)``
+Two knobs for the context tests: ``context_tokens`` makes every Anthropic and
+Responses reply report that many input tokens (a nearly full window), and ``reply_when(key, text)``
 answers ``text`` when the conversation's last user message contains ``key``.
 
 A first path segment picks a misbehaviour for Chat Completions (``base_url =
@@ -46,7 +46,7 @@ class ModelServer:
     """Serves on 127.0.0.1 in a background thread; ``requests`` keeps every request seen."""
 
     requests: list[Recorded] = field(default_factory=list)
-    context_tokens: int | None = None  # reported as the Anthropic input tokens when set
+    context_tokens: int | None = None  # reported as the input tokens when set
     replies: list[tuple[str, str]] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _httpd: ThreadingHTTPServer | None = None
@@ -204,9 +204,9 @@ class _Handler(BaseHTTPRequestHandler):
             if key in last:
                 reply = text
         input_tokens = INPUT_TOKENS_PER_MESSAGE * n
+        if self.owner.context_tokens is not None and path != "/v1/chat/completions":
+            input_tokens = self.owner.context_tokens
         if path == "/v1/messages":
-            if self.owner.context_tokens is not None:
-                input_tokens = self.owner.context_tokens
             self._anthropic(body, reply, input_tokens)
         elif path == "/v1/responses":
             self._responses(body, reply, input_tokens)

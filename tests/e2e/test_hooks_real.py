@@ -10,22 +10,28 @@ agent writing its hand-off.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from conftest import Agents, find_cli
 from model_server import last_user_text
 
 from core.documents.handoff_template import HANDOFF_SECTIONS, validate_handoff
-from core.models import DocumentKind, DocumentStatus
+from core.errors import UnknownConversation
+from core.models import ContextDocument, DocumentKind, DocumentStatus, Session
 from tui.cli import main
 
 pytestmark = pytest.mark.e2e
 
 CLI_TIMEOUT_S = 120
+T = TypeVar("T")
 
 AGENTS_HANDOFF = """Here is the hand-off.
 
@@ -156,3 +162,73 @@ async def test_claude_code_writes_its_own_handoff_at_70_and_the_next_session_get
     old, new = await orch.get_session(sid), await orch.get_session(str(second["session_id"]))
     assert old.continued_in == new.conversation_id
     assert new.continued_from == sid
+
+
+async def eventually(check: Callable[[], Awaitable[T | None]], what: str) -> T:
+    """``check()``'s first answer that is not None, waiting up to a deadline.
+
+    Codex starts ``notify`` and does not wait for it: the turn's effects land a
+    moment after ``codex exec`` has exited.
+    """
+    deadline = time.monotonic() + CLI_TIMEOUT_S
+    while (found := await check()) is None:
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        await asyncio.sleep(0.1)
+    return found
+
+
+def codex(agents: Agents, *args: str) -> str:
+    """``codex exec ...`` in the project, as a person runs it; its session id."""
+    done = subprocess.run(
+        [find_cli("codex"), "exec", "--skip-git-repo-check", *args],
+        cwd=agents.workdir,
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("session id: ")]
+    return line.removeprefix("session id: ").strip()
+
+
+async def test_codex_notify_judges_each_turn_and_hands_off_from_facts(
+    agents: Agents, capsys: pytest.CaptureFixture[str]
+) -> None:
+    find_cli("codex")
+    orch, server = agents.orch, agents.server
+    git = ["git", "init", "-q", str(agents.workdir)]
+    await asyncio.to_thread(subprocess.run, git, check=True)
+    install = ["--data-dir", str(orch.store.path.parent), "hooks", "install", "codex"]
+    assert await asyncio.to_thread(main, install) == 0
+    assert "Installed" in capsys.readouterr().out
+
+    sid = await asyncio.to_thread(codex, agents, "start on the pong module")
+
+    async def imported() -> Session | None:
+        with contextlib.suppress(UnknownConversation):
+            return await orch.get_session(sid)
+        return None
+
+    session = await eventually(imported, "notify imported the turn")
+    assert session.context.limit_tokens > 0
+    assert await orch.store.documents.find(DocumentKind.HANDOFF, source_session=sid) == []
+
+    server.context_tokens = int(session.context.limit_tokens * 0.75)
+    await asyncio.to_thread(codex, agents, "resume", sid, "carry on")
+
+    async def handed_off() -> list[ContextDocument] | None:
+        return await orch.store.documents.find(DocumentKind.HANDOFF, source_session=sid) or None
+
+    [doc] = await eventually(handed_off, "notify handed the session off")
+    crossed = [c.level.value for c in await orch.store.context.crossings(sid)]
+    assert crossed == ["notify", "reminder", "handoff"]
+    assert doc.producer == "facts"  # notify cannot ask the agent: built from facts
+    assert doc.status is DocumentStatus.PENDING
+    assert Path(doc.path).parent == agents.workdir / ".delegate" / "handoffs"
+    assert validate_handoff(Path(doc.path).read_text()) == []
+
+    uninstall = ["--data-dir", str(orch.store.path.parent), "hooks", "uninstall", "codex"]
+    assert await asyncio.to_thread(main, uninstall) == 0
+    assert "notify" not in (agents.codex_home / "config.toml").read_text()
