@@ -3,7 +3,8 @@
 Claude Code (stdin: one JSON object; stdout: the hook's JSON answer):
 
 - ``Stop`` (a turn ended): the session's transcript is imported and its context
-  judged against the thresholds (crossings recorded and announced once). From
+  judged against the thresholds (crossings recorded and announced once; the
+  warning levels are also said to the person, as a system message). From
   the hand-off level on, while the session has no hand-off, the answer blocks
   the stop with the hand-off template as the reason: Claude Code gives it to
   the agent, which writes its own hand-off in the same turn. At the next
@@ -38,7 +39,7 @@ from typing import Any
 
 from core import ids
 from core.clock import to_us
-from core.context.thresholds import HandOff
+from core.context.thresholds import HandOff, threshold_of
 from core.continuation.service import OURS, continuation_prompt
 from core.documents.handoff_files import (
     clear_pending_note,
@@ -59,11 +60,12 @@ from core.documents.handoff_template import (
 from core.errors import DelegateError, DocumentInvalid, InvalidRequest
 from core.events import HandoffFailed, HandoffWritten, SessionContinued
 from core.gitinfo import worktree_root
-from core.models import ContextDocument, DocumentKind, DocumentStatus, Session
+from core.models import ContextDocument, ContextLevel, DocumentKind, DocumentStatus, Session
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact
 from core.supervisor.context_monitor import (
     HANDOFF_LEASE_S,
+    ContextCheck,
     check_context,
     hand_off_once,
     has_handoff,
@@ -74,6 +76,8 @@ log = logging.getLogger(__name__)
 
 MAX_PAYLOAD_BYTES = 1024 * 1024
 """A hook's stdin larger than this is refused (Claude Code sends a few hundred bytes)."""
+WARNING_LEVELS = frozenset({ContextLevel.NOTIFY, ContextLevel.REMINDER})
+"""Levels a person is told about (the hand-off level acts instead; at force it is done)."""
 NEW_WORK_SOURCES = frozenset({"startup", "clear"})
 """``SessionStart`` sources that begin new work (not ``resume`` or ``compact``)."""
 
@@ -163,8 +167,10 @@ class ClaudeCodeHooks:
             return await self._take_reply(hook)
         await self._link_continuation(sid)
         check = await check_context(orch, sid)
-        if check is None or not check.wants_handoff or hook.stop_hook_active:
+        if check is None or hook.stop_hook_active:
             return None
+        if not check.wants_handoff:
+            return _warning(check)
         if check.session.source == OURS:
             return None  # delegate drives it: its continuation asks the agent itself
         if await has_handoff(orch, sid) or not await self._ask(sid):
@@ -355,6 +361,20 @@ class ClaudeCodeHooks:
                 continue
             return document, text
         return None
+
+
+def _warning(check: ContextCheck) -> dict[str, Any] | None:
+    """What the person is told when this turn crossed a warning level (once per level)."""
+    warned = [level for level in check.newly_crossed if level in WARNING_LEVELS]
+    if not warned:
+        return None
+    usage = check.session.context
+    handoff = threshold_of(ContextLevel.HANDOFF, check.settings)
+    return {
+        "systemMessage": f"delegate: context {usage.percent:.0f}% used"
+        f" ({usage.used_tokens:,} / {usage.limit_tokens:,} tokens); this session writes its"
+        f" hand-off at {handoff}%."
+    }
 
 
 def _project_root(cwd: str) -> Path:

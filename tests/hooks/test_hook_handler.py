@@ -103,6 +103,18 @@ async def test_below_the_handoff_level_a_turn_is_imported_and_nothing_asked(
     assert docs == []
 
 
+async def test_the_warning_levels_are_said_to_the_person_once(world: World) -> None:
+    world.turn(input_tokens=110_000)  # 55% of the model's 200,000
+    said = answer(await asyncio.to_thread(world.stop))
+    assert "decision" not in said  # a warning never stops the turn
+    message = said["systemMessage"]
+    assert "55%" in message
+    assert "70%" in message  # when the hand-off comes
+    assert answer(await asyncio.to_thread(world.stop)) is None  # once per level
+    world.turn(input_tokens=124_000)  # 62%: the reminder
+    assert "62%" in answer(await asyncio.to_thread(world.stop))["systemMessage"]
+
+
 async def test_an_unusable_reply_is_reported_and_a_handoff_is_built_from_facts(
     world: World,
 ) -> None:
