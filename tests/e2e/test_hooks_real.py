@@ -219,7 +219,12 @@ async def test_codex_notify_judges_each_turn_and_hands_off_from_facts(
     await asyncio.to_thread(codex, agents, "resume", sid, "carry on")
 
     async def handed_off() -> list[ContextDocument] | None:
-        return await orch.store.documents.find(DocumentKind.HANDOFF, source_session=sid) or None
+        # Done when it waits for a person (registered first, then marked pending).
+        docs = orch.store.documents
+        pending = await docs.find(
+            DocumentKind.HANDOFF, source_session=sid, status=DocumentStatus.PENDING
+        )
+        return pending or None
 
     [doc] = await eventually(handed_off, "notify handed the session off")
     crossed = [c.level.value for c in await orch.store.context.crossings(sid)]
