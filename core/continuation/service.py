@@ -157,9 +157,14 @@ class Continuation:
         if self._drives(session):
             written = await self._ask_agent(session, header)
             if written is not None:
-                # The agent's sections; the instructions stay delegate's own.
+                # The agent's sections; git's word on the files and the instructions
+                # stay delegate's own (an agent forgets files; git does not).
+                files = written.get("Files Modified", "")
+                if facts.git is not None:
+                    files += "\n\nWhat git says:\n\n" + sections["Files Modified"]
                 sections = {
                     **written,
+                    "Files Modified": files,
                     "Instructions for New Instance": instructions(session, project),
                 }
                 producer = "agent"

@@ -66,7 +66,11 @@ async def test_an_agent_we_drive_writes_its_own_handoff_and_work_continues_linke
     assert path.parent == handoffs_dir(repo)
     text = path.read_text()
     assert validate_handoff(text) == []
-    assert parse_handoff(text)["Current Task"] == "Implementing the login flow."
+    sections = parse_handoff(text)
+    assert sections["Current Task"] == "Implementing the login flow."
+    # The agent's list of files, and git's beside it.
+    assert "Files Modified as the agent knows it" in sections["Files Modified"]
+    assert " M auth.py" in sections["Files Modified"]
     # The figures at the top are delegate's, not the agent's.
     assert "**Context Usage**: 140,000 / 200,000 tokens (70%)" in text
     assert "**Branch**: feature/auth" in text
