@@ -111,8 +111,6 @@ class TranscriptIndexer:
             "DELETE FROM search_docs WHERE conversation_id = ? AND origin = ?",
             [(r.conversation_id, r.origin) for r in reads if r.from_start],
         )
-        last = first_row(await db.execute_fetchall("SELECT max(id) FROM search_docs"))
-        after = int(last[0]) if last is not None and last[0] is not None else 0
         rows: list[tuple[str, int, str, int, str, str | None]] = []
         for read in reads:
             if not read.texts:
@@ -124,6 +122,11 @@ class TranscriptIndexer:
                 (read.conversation_id, read.origin, "texts", at, body, marks)
                 for body, marks, at in pack(texts)
             )
+        # Only now: an open part dropped above frees the highest id, and the part
+        # that replaces it takes that id again; counted earlier, it would never be
+        # indexed, and dropping it at the next import would damage the index.
+        last = first_row(await db.execute_fetchall("SELECT max(id) FROM search_docs"))
+        after = int(last[0]) if last is not None and last[0] is not None else 0
         await db.executemany(
             "INSERT INTO search_docs (conversation_id, origin, kind, at, body, marks)"
             " VALUES (?, ?, ?, ?, ?, ?)",
