@@ -554,7 +554,14 @@ class AgentOrchestrator:
         """
         from core.sources.importer import import_sources  # deferred: multiprocessing et al.
 
-        return await import_sources(self.store, claude_dir, codex_dir, progress, workers=workers)
+        return await import_sources(
+            self.store,
+            claude_dir,
+            codex_dir,
+            progress,
+            workers=workers,
+            windows=self.settings.context,
+        )
 
     async def refresh_transcript(self, conversation_id: str) -> Session:
         """Read what an agent CLI appended to the session's transcript (a person
@@ -576,7 +583,11 @@ class AgentOrchestrator:
         env = {**os.environ, **(config.env if config is not None else {})}
         root = env.get("CODEX_HOME" if source == ids.CODEX else "CLAUDE_CONFIG_DIR")
         await import_transcript(
-            self.store, source, session.conversation_id, Path(root) if root else None
+            self.store,
+            source,
+            session.conversation_id,
+            Path(root) if root else None,
+            windows=self.settings.context,
         )
         return await self.get_session(session.conversation_id)
 
@@ -1575,7 +1586,11 @@ class AgentOrchestrator:
         )
         try:
             await import_transcript(
-                self.store, source, request.conversation_id, Path(root) if root else None
+                self.store,
+                source,
+                request.conversation_id,
+                Path(root) if root else None,
+                windows=self.settings.context,
             )
         except Exception:  # the run is over and stored; a failed index is not its failure
             log.exception("importing the transcript of run %s failed", request.run_id)

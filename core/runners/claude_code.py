@@ -189,13 +189,12 @@ class ClaudeStreamParser:
         run_usage = Usage(
             input_tokens=_input_side(usage), output_tokens=int(usage.get("output_tokens") or 0)
         )
+        # The context in use is what the last model call read (its input side): with
+        # one call, the result's totals are that call's exact usage.
         if len(self._message_ids) <= 1:
-            # One API call: the result's totals are that call's exact usage.
-            context = run_usage.total_tokens
+            context = run_usage.input_tokens
         else:
-            # The last call's prompt holds the whole conversation so far.
-            last = self._last_usage
-            context = _input_side(last) + int(last.get("output_tokens") or 0)
+            context = _input_side(self._last_usage)
         return RunCompleted(run_usage, context_tokens=context or None, stderr=stderr)
 
 

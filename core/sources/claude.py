@@ -18,13 +18,15 @@ from core.sources.common import (
     clamp_int,
     estimate_tokens,
     iso_to_us,
+    keep_sample,
     one_line_title,
 )
 
 SOURCE = "claude-code"
 AGENT_ID = "claude-code"
 CONTEXT_LIMIT = 200_000
-LONG_CONTEXT_LIMIT = 1_000_000  # models run with the 1M-token beta report more than 200k in use
+"""A Claude model's window; a session that held more runs the 1M-context variant."""
+LONG_CONTEXT_SUFFIX = "[1m]"  # how Claude Code names that variant (``sonnet[1m]``)
 
 KNOWN_TYPES = frozenset(
     {
@@ -168,13 +170,18 @@ def real_prompt(text: str) -> str | None:
     return cleaned
 
 
-def usage_total(usage: dict[str, Any]) -> int:
+def usage_context(usage: dict[str, Any]) -> int:
+    """What a model call read: the context in use (input, cache creation, cache read)."""
     return clamp_int(
         as_int(usage.get("input_tokens"))
         + as_int(usage.get("cache_creation_input_tokens"))
         + as_int(usage.get("cache_read_input_tokens"))
-        + as_int(usage.get("output_tokens"))
     )
+
+
+def usage_total(usage: dict[str, Any]) -> int:
+    """Every token a model call used: what it read and what it wrote."""
+    return clamp_int(usage_context(usage) + as_int(usage.get("output_tokens")))
 
 
 @dataclass
@@ -202,6 +209,12 @@ class ClaudeState(RunningTotals):
     usage_seen: bool = False  # an assistant line recorded usage: the meter is known
     context_estimated: bool = False  # compacted, no usage recorded since
     recent: list[list[Any]] = field(default_factory=list)  # [[message.id, usage total], ...]
+    long_context: bool = False  # held more than CONTEXT_LIMIT: the 1M-context variant
+    first_prompt_chars: int = 0
+    # The system prompt (and tools) every call carries: the first call's context
+    # less the first prompt. A compaction keeps it: the estimate after one starts here.
+    system_tokens: int = 0
+    samples: list[list[int]] = field(default_factory=list)  # [[turn, context], ...]
 
     def feed(self, line: dict[str, Any]) -> bool:
         """Take one decoded line into account; False for a line type we do not know."""
@@ -234,6 +247,8 @@ class ClaudeState(RunningTotals):
         self.messages += 1
         if role == USER:
             self.turns += 1
+            if self.turns == 1:
+                self.first_prompt_chars = len(user_text(line))
             if self.prompt_title is None:
                 text = user_text(line)
                 prompt = real_prompt(text)
@@ -244,11 +259,13 @@ class ClaudeState(RunningTotals):
         elif kind == "system":
             self.compactions += 1
             if not (line.get("isSidechain") and not self.sidechain_file):
-                # Until the agent records usage again, the context holds about the summary.
+                # Until the agent records usage again, the context holds about the
+                # system prompt and the summary that follows.
                 self.context_estimated = True
-                self.context_tokens = 0
+                self.context_tokens = self.system_tokens
         elif line.get("isCompactSummary") and self.context_estimated:
             self.context_tokens += estimate_tokens(len(user_text(line)))
+            keep_sample(self.samples, self.turns, self.context_tokens)
         return True
 
     def _envelope(self, line: dict[str, Any]) -> None:
@@ -296,10 +313,15 @@ class ClaudeState(RunningTotals):
             self.tokens += total
         if line.get("isSidechain") and not self.sidechain_file:
             return  # a sidechain inside a main transcript does not fill the main context
-        if total:
-            self.context_tokens = total
+        context = usage_context(usage)
+        if context:
+            if not self.usage_seen and self.turns <= 1:
+                self.system_tokens = max(0, context - estimate_tokens(self.first_prompt_chars))
+            self.context_tokens = context
             self.usage_seen = True
             self.context_estimated = False
+            self.long_context = self.long_context or context > CONTEXT_LIMIT
+            keep_sample(self.samples, self.turns, context)
 
     def facts(
         self, conversation_id: str, parent_id: str | None, description: str | None
@@ -311,7 +333,9 @@ class ClaudeState(RunningTotals):
         title = strong or self.prompt_title or self.noise_title or self.assistant_title or ""
         created = iso_to_us(self.first_ts) or 0
         last = iso_to_us(self.last_ts) or created
-        limit = CONTEXT_LIMIT if self.context_tokens <= CONTEXT_LIMIT else LONG_CONTEXT_LIMIT
+        model = self.model
+        if model and self.long_context and not model.endswith(LONG_CONTEXT_SUFFIX):
+            model += LONG_CONTEXT_SUFFIX
         return SessionFacts(
             conversation_id=conversation_id,
             source=SOURCE,
@@ -327,11 +351,13 @@ class ClaudeState(RunningTotals):
             messages=self.messages,
             tokens=clamp_int(self.tokens),
             context_tokens=clamp_int(self.context_tokens),
-            context_limit=limit,
+            context_limit=0,  # Claude Code records no window: the model's family says
             compactions=self.compactions,
             context_known=self.usage_seen or self.context_estimated,
             context_estimated=self.context_estimated,
             warmup=self._is_warmup(parent_id),
+            model=model,
+            samples=tuple((int(t), int(n)) for t, n in self.samples),
         )
 
     def _is_warmup(self, parent_id: str | None) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.sources.common import (
@@ -20,6 +20,7 @@ from core.sources.common import (
     clamp_int,
     estimate_tokens,
     iso_to_us,
+    keep_sample,
     one_line_title,
 )
 
@@ -111,6 +112,10 @@ class CodexState(RunningTotals):
     compactions: int = 0
     usage_seen: bool = False  # a token count measured the context: the meter is known
     context_estimated: bool = False  # compacted, not measured since
+    # What every request carries and a compaction keeps: the first request's measured
+    # context (instructions, environment), else the rollout's ``base_instructions``.
+    system_tokens: int = 0
+    samples: list[list[int]] = field(default_factory=list)  # [[turn, context], ...]
 
     def feed(self, line: dict[str, Any]) -> bool:
         """Take one decoded line into account; False for a line type we do not know."""
@@ -123,8 +128,8 @@ class CodexState(RunningTotals):
         if kind == "session_meta":
             self._meta(payload)
         elif kind == "turn_context":
-            if isinstance(payload.get("model"), str):
-                self.model = payload["model"]
+            if isinstance(payload.get("model"), str) and payload["model"]:
+                self.model = payload["model"][:200]
             if self.cwd is None and isinstance(payload.get("cwd"), str):
                 self.cwd = payload["cwd"]
         elif kind == "compacted":
@@ -161,6 +166,11 @@ class CodexState(RunningTotals):
             self.cli_version = payload["cli_version"]
         if isinstance(payload.get("timestamp"), str):
             self.created_ts = payload["timestamp"]
+        instructions = payload.get("base_instructions")
+        if isinstance(instructions, dict):
+            instructions = instructions.get("text")
+        if isinstance(instructions, str) and instructions:
+            self.system_tokens = estimate_tokens(len(instructions))
         git = payload.get("git")
         if isinstance(git, dict) and isinstance(git.get("branch"), str) and git["branch"]:
             self.branch = git["branch"]
@@ -174,9 +184,13 @@ class CodexState(RunningTotals):
         last = info.get("last_token_usage")
         used = as_int(last.get("input_tokens")) if isinstance(last, dict) else 0
         if used:  # Codex logs a zero around a compaction: no measurement
+            if not self.usage_seen and (self.turns or self.item_turns) <= 1:
+                # The first request: instructions, environment context, first prompt.
+                self.system_tokens = max(self.system_tokens, used)
             self.context_tokens = used
             self.usage_seen = True
             self.context_estimated = False
+            keep_sample(self.samples, self.turns or self.item_turns, used)
         window = as_int(info.get("model_context_window"))
         if window:
             self.context_limit = window
@@ -190,8 +204,9 @@ class CodexState(RunningTotals):
             # Too deep to measure (orjson allows 1,024 levels): the summary alone.
             with contextlib.suppress(ValueError, TypeError, RecursionError):
                 chars += len(json.dumps(history, ensure_ascii=False))
-        self.context_tokens = estimate_tokens(chars)
+        self.context_tokens = self.system_tokens + estimate_tokens(chars)
         self.context_estimated = True
+        keep_sample(self.samples, self.turns or self.item_turns, self.context_tokens)
 
     def facts(self, fallback_id: str) -> SessionFacts | None:
         """The session this rollout describes, or None when it holds nothing yet."""
@@ -219,4 +234,6 @@ class CodexState(RunningTotals):
             compactions=self.compactions,
             context_known=self.usage_seen or self.context_estimated,
             context_estimated=self.context_estimated,
+            model=self.model,
+            samples=tuple((int(t), int(n)) for t, n in self.samples),
         )

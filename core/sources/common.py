@@ -72,6 +72,24 @@ class SessionFacts:
     warmup: bool = False  # a Claude Code warm-up sub-agent (its only prompt is "Warmup")
     context_known: bool = True  # the agent recorded its usage at least once
     context_estimated: bool = False  # compacted since: ``context_tokens`` is an estimate
+    model: str | None = None  # the model the agent named last
+    # ``(turn, tokens in use)`` of the last turns, oldest first: the trend.
+    samples: tuple[tuple[int, int], ...] = ()
+
+
+SAMPLE_TURNS = 20
+"""Per-turn context figures an importer keeps in its parse state (the trend's length)."""
+
+
+def keep_sample(samples: list[list[int]], turn: int, used: int) -> None:
+    """Remember the context at ``turn`` (the latest figure of a turn wins), the last
+    ``SAMPLE_TURNS`` turns only. ``samples`` is JSON-friendly: ``[[turn, used], ...]``."""
+    if samples and samples[-1][0] == turn:
+        samples[-1][1] = used
+        return
+    samples.append([turn, used])
+    if len(samples) > SAMPLE_TURNS:
+        del samples[0]
 
 
 CHARS_PER_TOKEN = 4

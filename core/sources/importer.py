@@ -27,7 +27,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+import aiosqlite
+
 from core import ids, process_identity
+from core.config import ContextSettings
+from core.context.windows import window_for
+from core.models import WindowSource
 from core.search.indexing import TranscriptIndexer, TranscriptTexts
 from core.sources import claude
 from core.sources import files as discovery
@@ -43,6 +48,7 @@ from core.sources.report import (
 from core.sources.safe_files import is_utf8_name
 from core.sources.worker import FileResult, FileTask, parse_batch, watch_parent
 from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store
+from core.store.context import record_samples_in
 
 FIRST_BATCH_FILES, FIRST_BATCH_BYTES = 24, 4 * 1024 * 1024
 BATCH_FILES, BATCH_BYTES = 256, 24 * 1024 * 1024
@@ -118,8 +124,15 @@ def _usable_stderr() -> Iterator[None]:
 class _Run:
     """The running totals of one import and the batch commit."""
 
-    def __init__(self, store: Store, progress: ProgressCallback | None, t0: float) -> None:
+    def __init__(
+        self,
+        store: Store,
+        progress: ProgressCallback | None,
+        t0: float,
+        windows: ContextSettings | None = None,
+    ) -> None:
         self.store = store
+        self.windows = windows or ContextSettings()  # [context] windows extend the model table
         self.progress = progress
         self.t0 = t0
         self.claimed: set[str] = set()  # conversation ids written by a newer file this run
@@ -171,6 +184,11 @@ class _Run:
             c["files_without_session"] += 1
         else:
             f = r.facts
+            limit, source = window_for(
+                f.model, recorded=f.context_limit or None, configured=None, settings=self.windows
+            )
+            if source is WindowSource.UNKNOWN:
+                limit = 0  # no window recorded, no model known: none is claimed
             session = ImportedSession(
                 conversation_id=f.conversation_id,
                 source=f.source,
@@ -187,11 +205,14 @@ class _Run:
                 tokens=f.tokens,
                 bytes=r.size,
                 context_tokens=f.context_tokens,
-                context_limit=f.context_limit,
+                context_limit=limit,
                 compactions=f.compactions,
                 warmup=f.warmup,
                 context_known=f.context_known,
                 context_estimated=f.context_estimated,
+                model=f.model,
+                window_source=source,
+                samples=f.samples,
             )
             write = f.conversation_id not in self.claimed
             self.claimed.add(f.conversation_id)
@@ -215,7 +236,25 @@ class _Run:
         updates = [self._update(r) for r in results]
         now_us = int(time.time() * 1_000_000)
         index = _search_index(results) if self.search_text else None
-        done = await self.store.imports.apply(updates, now_us, also=index)
+
+        async def also(db: aiosqlite.Connection) -> None:
+            """In the batch's transaction: its search texts and context samples."""
+            if index is not None:
+                await index(db)
+            for r, u in zip(results, updates, strict=True):
+                if u.facts is not None and u.write_session and u.facts.context_known:
+                    f = u.facts
+                    await record_samples_in(
+                        db,
+                        f.conversation_id,
+                        f.samples,
+                        f.context_limit,
+                        f.last_us,
+                        replace=r.from_start,
+                        unless_busy=True,
+                    )
+
+        done = await self.store.imports.apply(updates, now_us, also=also)
         if self.first_batch_s is None:
             self.first_batch_s = time.perf_counter() - self.t0
         c = self.counts
@@ -323,15 +362,23 @@ async def import_sources(
     *,
     workers: int | None = None,
     search_text: bool = True,
+    windows: ContextSettings | None = None,
 ) -> ImportReport:
     """Bring the index up to date with the agents' folders; see the module docstring.
 
     ``search_text=False`` skips full-content search indexing: for the benchmark
     that measures what search adds to an import (tests/bench/bench_search.py).
+    ``windows``: the ``[context]`` settings whose ``windows`` extend the model table.
     """
     async with import_lock(store.path.parent):
         return await _import_all(
-            store, claude_dir, codex_dir, progress, workers=workers, search_text=search_text
+            store,
+            claude_dir,
+            codex_dir,
+            progress,
+            workers=workers,
+            search_text=search_text,
+            windows=windows,
         )
 
 
@@ -383,7 +430,12 @@ def _find_rollout(folder: Path, suffix: str, depth: int) -> str | None:
 
 
 async def import_transcript(
-    store: Store, source: str, conversation_id: str, root: Path | None = None
+    store: Store,
+    source: str,
+    conversation_id: str,
+    root: Path | None = None,
+    *,
+    windows: ContextSettings | None = None,
 ) -> bool:
     """Index one conversation's transcript (incrementally), not the whole tree.
 
@@ -414,7 +466,7 @@ async def import_transcript(
             )
         )
         tasks = _plan(found, {}, await store.imports.file_rows([path]))
-        run = _Run(store, None, time.perf_counter())
+        run = _Run(store, None, time.perf_counter(), windows)
         await run.commit(await asyncio.to_thread(parse_batch, tasks))
         return True
 
@@ -424,6 +476,8 @@ async def import_files(
     paths: Iterable[str],
     claude_dir: Path | None = None,
     codex_dir: Path | None = None,
+    *,
+    windows: ContextSettings | None = None,
 ) -> int:
     """Index only these changed files (a file watcher's report), incrementally.
 
@@ -446,7 +500,7 @@ async def import_files(
         found.files.sort(key=lambda f: (f.mtime_ns, f.path), reverse=True)
         rows = await store.imports.file_rows([f.path for f in found.files])
         tasks = _plan(found, {}, rows)
-        run = _Run(store, None, time.perf_counter())
+        run = _Run(store, None, time.perf_counter(), windows)
         for batch in _batches(tasks):
             await run.commit(await asyncio.to_thread(parse_batch, batch))
         return len(tasks)
@@ -460,6 +514,7 @@ async def _import_all(
     *,
     workers: int | None,
     search_text: bool = True,
+    windows: ContextSettings | None = None,
 ) -> ImportReport:
     started = datetime.now(UTC)
     t0 = time.perf_counter()
@@ -472,7 +527,7 @@ async def _import_all(
     tasks = _plan(found, known, rows)
     if not search_text:
         tasks = [replace(t, search_text=False) for t in tasks]
-    run = _Run(store, progress, t0)
+    run = _Run(store, progress, t0, windows)
     run.search_text = search_text
     run.unreadable = [UnreadableFile(path=p, reason=r) for p, r in found.unreadable]
     run.files_total = len(tasks)

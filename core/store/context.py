@@ -10,15 +10,19 @@ call was the first, so a threshold is acted on once, across restarts.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
-from core.models import ContextLevel, ThresholdCrossing
-from core.store.database import Database
+import aiosqlite
+
+from core.models import ContextLevel, SessionState, ThresholdCrossing
+from core.store.database import Database, first_row
 from core.store.rows import clamp_count, clamp_time
 
 TREND_TURNS = 20
 """Samples kept per session (older turns are dropped as new ones arrive)."""
 RATE_TURNS = 5
 """Turns the tokens-per-turn rate averages over."""
+_BUSY = (SessionState.RUNNING.value, SessionState.PENDING.value)
 
 
 class ContextRepository:
@@ -33,26 +37,7 @@ class ContextRepository:
         """Remember the context at ``turn`` (the latest figure of that turn wins), keep
         the last ``TREND_TURNS``, and update the session's ``tokens_per_turn``."""
         async with self._db.transaction() as db:
-            await db.execute(
-                "INSERT INTO context_samples(conversation_id, turn, used_tokens, limit_tokens, at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, turn) DO UPDATE SET"
-                " used_tokens = excluded.used_tokens, limit_tokens = excluded.limit_tokens,"
-                " at = excluded.at",
-                (conversation_id, turn, used_tokens, limit_tokens, at_us),
-            )
-            await db.execute(
-                "DELETE FROM context_samples WHERE conversation_id = ? AND turn <= ?",
-                (conversation_id, turn - TREND_TURNS),
-            )
-            rows = await db.execute_fetchall(
-                "SELECT turn, used_tokens FROM context_samples WHERE conversation_id = ?"
-                " ORDER BY turn DESC LIMIT ?",
-                (conversation_id, RATE_TURNS + 1),
-            )
-            await db.execute(
-                "UPDATE sessions SET tokens_per_turn = ? WHERE conversation_id = ?",
-                (_rate([(int(r[0]), int(r[1])) for r in rows]), conversation_id),
-            )
+            await record_samples_in(db, conversation_id, [(turn, used_tokens)], limit_tokens, at_us)
 
     async def trend(self, conversation_id: str, limit: int = TREND_TURNS) -> list[int]:
         """Context in use at each recent turn, oldest first."""
@@ -99,6 +84,62 @@ class ContextRepository:
             for r in rows
             if str(r["level"]) in levels
         ]
+
+
+async def record_samples_in(
+    db: aiosqlite.Connection,
+    conversation_id: str,
+    samples: Sequence[tuple[int, int]],
+    limit_tokens: int,
+    at_us: int,
+    *,
+    replace: bool = False,
+    unless_busy: bool = False,
+) -> None:
+    """:meth:`ContextRepository.record_sample` for several ``(turn, used)`` at once, inside
+    the caller's transaction (an import stores its sessions and their samples together).
+
+    ``replace``: the samples are the whole trend (a transcript read again from its
+    start): older ones go. ``unless_busy``: a session a run holds now gets none (its
+    run's close samples it). A session not stored gets none.
+    """
+    if not samples:
+        return
+    if unless_busy:
+        row = first_row(
+            await db.execute_fetchall(
+                "SELECT state FROM sessions WHERE conversation_id = ?", (conversation_id,)
+            )
+        )
+        if row is None or str(row["state"]) in _BUSY:
+            return
+    if replace:
+        await db.execute(
+            "DELETE FROM context_samples WHERE conversation_id = ?", (conversation_id,)
+        )
+    await db.executemany(
+        "INSERT INTO context_samples(conversation_id, turn, used_tokens, limit_tokens, at)"
+        " SELECT ?1, ?2, ?3, ?4, ?5"
+        " WHERE EXISTS (SELECT 1 FROM sessions WHERE conversation_id = ?1)"
+        " ON CONFLICT (conversation_id, turn) DO UPDATE SET"
+        " used_tokens = excluded.used_tokens, limit_tokens = excluded.limit_tokens,"
+        " at = excluded.at",
+        [(conversation_id, turn, used, limit_tokens, at_us) for turn, used in samples],
+    )
+    newest = max(turn for turn, _used in samples)
+    await db.execute(
+        "DELETE FROM context_samples WHERE conversation_id = ? AND turn <= ?",
+        (conversation_id, newest - TREND_TURNS),
+    )
+    rows = await db.execute_fetchall(
+        "SELECT turn, used_tokens FROM context_samples WHERE conversation_id = ?"
+        " ORDER BY turn DESC LIMIT ?",
+        (conversation_id, RATE_TURNS + 1),
+    )
+    await db.execute(
+        "UPDATE sessions SET tokens_per_turn = ? WHERE conversation_id = ?",
+        (_rate([(int(r[0]), int(r[1])) for r in rows]), conversation_id),
+    )
 
 
 def _rate(samples: list[tuple[int, int]]) -> int:

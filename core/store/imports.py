@@ -26,15 +26,33 @@ from core.store.rows import (
 _BUSY = (SessionState.RUNNING.value, SessionState.PENDING.value)
 
 
+# A window the session already has stays when it was clamped, when the import
+# knows nothing better, or when it was configured and the agent recorded none.
+_KEEP_WINDOW = (
+    "(window_source = 'clamp' OR ?1 = '' OR (window_source = 'config' AND ?1 <> 'recorded'))"
+)
+_METRICS = (
+    "turns = ?2, message_count = ?3, token_count = ?4, bytes_on_disk = ?5,"
+    " context_tokens = ?6,"
+    f" context_limit = CASE WHEN {_KEEP_WINDOW} OR ?7 <= 0 THEN context_limit ELSE ?7 END,"
+    f" window_source = CASE WHEN {_KEEP_WINDOW} OR ?7 <= 0 THEN window_source ELSE ?1 END,"
+    " model = coalesce(?8, model),"
+    " context_known = ?9, context_estimated = ?10,"
+    " last_interacted_at = max(last_interacted_at, ?11)"
+)
+
+
 def _metric_params(s: ImportedSession) -> tuple[object, ...]:
+    """``?1`` .. ``?11`` of ``_METRICS``."""
     return (
+        s.window_source.value,
         s.turns,
         s.messages,
         s.tokens,
         s.bytes,
         s.context_tokens,
         s.context_limit,
-        s.context_limit,
+        s.model,
         s.context_known,
         s.context_estimated,
         s.last_us,
@@ -169,9 +187,9 @@ class ImportsRepository:
                 "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
                 " title, parent_id, source, created_at, last_interacted_at, turns, message_count,"
                 " token_count, bytes_on_disk, context_tokens, context_limit, warmup,"
-                " context_known, context_estimated)"
+                " context_known, context_estimated, model, window_source)"
                 " VALUES (?, ?, 'standard', 'idle',"
-                " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         s.conversation_id,
@@ -192,41 +210,36 @@ class ImportsRepository:
                         int(s.warmup),
                         s.context_known,
                         s.context_estimated,
+                        s.model,
+                        s.window_source.value,
                     )
                     for s in inserts
                 ],
             )
             busy = ", ".join(f"'{state}'" for state in _BUSY)
-            metrics = (
-                "turns = ?, message_count = ?, token_count = ?, bytes_on_disk = ?,"
-                " context_tokens = ?,"
-                " context_limit = CASE WHEN ? > 0 THEN ? ELSE context_limit END,"
-                " context_known = ?, context_estimated = ?,"
-                " last_interacted_at = max(last_interacted_at, ?)"
-            )
             await db.executemany(
-                f"UPDATE sessions SET cwd = ?, git_branch = ?, title = ?, parent_id = ?,"
-                f" warmup = ?, created_at = min(created_at, ?), {metrics}"
-                f" WHERE conversation_id = ? AND state NOT IN ({busy})",
+                "UPDATE sessions SET cwd = ?12, git_branch = ?13, title = ?14, parent_id = ?15,"
+                f" warmup = ?16, created_at = min(created_at, ?17), {_METRICS}"
+                f" WHERE conversation_id = ?18 AND state NOT IN ({busy})",
                 [
                     (
+                        *_metric_params(s),
                         s.cwd,
                         s.git_branch,
                         s.title,
                         s.parent_id,
                         int(s.warmup),
                         s.created_us,
-                        *_metric_params(s),
                         s.conversation_id,
                     )
                     for s in updates
                 ],
             )
             await db.executemany(
-                "UPDATE sessions SET title = CASE WHEN ? THEN ? ELSE title END,"
-                f" {metrics} WHERE conversation_id = ? AND state NOT IN ({busy})",
+                "UPDATE sessions SET title = CASE WHEN ?12 THEN ?13 ELSE title END,"
+                f" {_METRICS} WHERE conversation_id = ?14 AND state NOT IN ({busy})",
                 [
-                    (s.strong_title, s.title, *_metric_params(s), s.conversation_id)
+                    (*_metric_params(s), s.strong_title, s.title, s.conversation_id)
                     for s in delegate_updates
                 ],
             )

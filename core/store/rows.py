@@ -169,6 +169,9 @@ class ImportedSession:
     warmup: bool = False
     context_known: bool = True
     context_estimated: bool = False
+    model: str | None = None
+    window_source: WindowSource = WindowSource.UNKNOWN  # where ``context_limit`` came from
+    samples: tuple[tuple[int, int], ...] = ()  # ``(turn, tokens in use)``, oldest first
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,8 +159,8 @@ def test_claude_stream_becomes_text_tool_messages_and_usage() -> None:
     done = parser.finish(0, "")
     assert isinstance(done, RunCompleted)
     assert done.usage == Usage(input_tokens=220, output_tokens=20)
-    # Two API calls: the context is the last call's prompt plus its output.
-    assert done.context_tokens == 20 + 100 + 0 + 9
+    # Two API calls: the context is what the last call read (its output is not in yet).
+    assert done.context_tokens == 20 + 100 + 0
     assert parser.skipped == 0
 
 

@@ -51,7 +51,7 @@ async def test_append_reads_only_the_new_bytes(orch: AgentOrchestrator, realdata
     assert after.metrics.turns == before.metrics.turns + 1
     assert after.metrics.messages == before.metrics.messages + 2
     assert after.metrics.tokens == before.metrics.tokens + 10 + 100 + 1000 + 5
-    assert after.context.used_tokens == 10 + 100 + 1000 + 5
+    assert after.context.used_tokens == 10 + 100 + 1000  # the input side of the call
     assert after.last_interacted_at.isoformat() == "2026-02-18T09:00:05+00:00"
     assert after.title == before.title
     assert after.metrics.bytes == path.stat().st_size

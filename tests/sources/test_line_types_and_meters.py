@@ -166,7 +166,9 @@ async def test_after_a_compaction_the_figure_is_an_estimate_until_new_usage(
     write(
         path,
         user("u1", "hello"),
-        assistant("a1", "hi", "m1", usage=(10, 0, 150_000, 5)),
+        assistant("a1", "hi", "m1", usage=(0, 12_000, 0, 5)),  # the system prompt and "hello"
+        user("u2", "go on", "2026-03-01T10:01:00.000Z"),
+        assistant("a2", "hi", "m2", "2026-03-01T10:01:01.000Z", usage=(10, 0, 150_000, 5)),
         *_compaction("c1", summary),
     )
     await orch.import_sources(empty_homes.claude, empty_homes.codex)
@@ -174,8 +176,8 @@ async def test_after_a_compaction_the_figure_is_an_estimate_until_new_usage(
     context = (await orch.get_session(SESSION)).context
     assert context.known is True
     assert context.estimated is True
-    # Not the 150k before the compaction: about the summary's size.
-    assert 1_000 < context.used_tokens < 5_000
+    # Not the 150k before the compaction: the system prompt and the summary's size.
+    assert 12_000 + 1_000 < context.used_tokens < 12_000 + 5_000
 
     with path.open("a") as f:
         f.write(json.dumps(assistant("a2", "again", "m2", usage=(10, 0, 9_000, 5))) + "\n")
@@ -183,7 +185,7 @@ async def test_after_a_compaction_the_figure_is_an_estimate_until_new_usage(
 
     context = (await orch.get_session(SESSION)).context
     assert context.estimated is False
-    assert context.used_tokens == 9_015
+    assert context.used_tokens == 9_010
 
 
 async def test_a_codex_rollout_without_token_counts_is_unknown(
@@ -204,10 +206,16 @@ async def test_a_codex_compaction_makes_the_figure_an_estimate(
         "type": "compacted",
         "payload": {"message": "Summary so far. " * 400},
     }
-    _codex(_codex_path(empty_homes), _tokens(200_000), compacted)
+    again = {
+        "timestamp": "2026-03-01T10:00:03.000Z",
+        "type": "event_msg",
+        "payload": {"type": "user_message", "message": "go on"},
+    }
+    _codex(_codex_path(empty_homes), _tokens(15_000), again, _tokens(200_000), compacted)
 
     await orch.import_sources(empty_homes.claude, empty_homes.codex)
 
     context = (await orch.get_session(CODEX_ID)).context
     assert (context.known, context.estimated) == (True, True)
-    assert context.used_tokens < 10_000
+    # The first request's context (instructions) and about the summary's 6,400 characters.
+    assert 15_000 < context.used_tokens < 15_000 + 2_000

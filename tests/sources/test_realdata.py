@@ -196,7 +196,8 @@ async def test_cwd_branch_and_times(orch: AgentOrchestrator, realdata: Homes) ->
 
 
 def _claude_usage(path: Path) -> tuple[int, int, int]:
-    """(naive sum over lines, sum de-duplicated by message.id, context of the last usage)."""
+    """(naive sum over lines, sum de-duplicated by message.id, context of the last usage:
+    what that call read)."""
     naive, by_id, last = 0, {}, 0
     for raw in path.read_bytes().splitlines():
         obj = json.loads(raw)
@@ -211,7 +212,7 @@ def _claude_usage(path: Path) -> tuple[int, int, int]:
         )
         naive += total
         by_id[obj["message"]["id"]] = total
-        last = total or last
+        last = (total - usage["output_tokens"]) or last
     return naive, sum(by_id.values()), last
 
 
@@ -221,14 +222,14 @@ async def test_claude_tokens_are_deduplicated_and_context_is_the_last_usage(
     await _import(orch, realdata)
     s = await _all(orch)
     small = s["29ccd257-68b1-427f-ae5f-6524b7cb6f20"]
-    # Two API responses; the last one's usage: 0 + 3,903 + 20,051 + 1.
+    # Two API responses; what the last one read: 0 + 3,903 + 20,051 (and it wrote 1).
     assert small.metrics.tokens == 44_009  # type: ignore[attr-defined]
-    assert small.context.used_tokens == 0 + 3903 + 20051 + 1  # type: ignore[attr-defined]
+    assert small.context.used_tokens == 0 + 3903 + 20051  # type: ignore[attr-defined]
     assert small.context.limit_tokens == 200_000  # type: ignore[attr-defined]
     warmup = s["2b93909d"]
-    assert (warmup.metrics.tokens, warmup.context.used_tokens) == (1004 + 48, 1004 + 48)  # type: ignore[attr-defined]
+    assert (warmup.metrics.tokens, warmup.context.used_tokens) == (1004 + 48, 1004)  # type: ignore[attr-defined]
     deep = s["a7da6a22-facc-4fcd-8bab-f83c87862004"]
-    assert (deep.metrics.tokens, deep.context.used_tokens) == (8_714_053, 3 + 149 + 134_124 + 1)  # type: ignore[attr-defined]
+    assert (deep.metrics.tokens, deep.context.used_tokens) == (8_714_053, 3 + 149 + 134_124)  # type: ignore[attr-defined]
     # The same figures from a plain re-count of every Claude transcript.
     for path in realdata.projects.rglob("*.jsonl"):
         stem = path.stem.removeprefix("agent-")
@@ -309,7 +310,7 @@ async def test_claude_compaction_is_counted(
     after = await orch.get_session("29ccd257-68b1-427f-ae5f-6524b7cb6f20")
     assert after.metrics.turns == before.metrics.turns  # a compact summary is not a prompt
     assert after.metrics.messages == before.metrics.messages + 3
-    assert after.context.used_tokens == 3 + 500 + 4000 + 7
+    assert after.context.used_tokens == 3 + 500 + 4000
     rows = query(data_dir, "SELECT compactions FROM source_files WHERE path = ?", (str(path),))
     assert rows == [(1,)]
     page = await orch.recent_messages("29ccd257-68b1-427f-ae5f-6524b7cb6f20", 3)
