@@ -413,20 +413,22 @@ PageLimit = Annotated[StrictInt, Field(ge=1, le=MAX_PAGE)]
 
 
 # Operations of ``delegate_sessions`` that act on one session named by its id.
-_ON_ONE_SESSION = ("messages", "dismiss", "restore", "rename", "purge")
+_ON_ONE_SESSION = ("messages", "dismiss", "restore", "rename", "purge", "context")
 
 
 class SessionsRequest(Strict):
     """``delegate_sessions``: list, search, page messages, archive, restore, rename, purge."""
 
-    operation: Literal["list", "messages", "dismiss", "search", "restore", "rename", "purge"] = (
-        Field(
-            description="list sessions, page a session's messages, search, dismiss (archive),"
-            " restore from the archive, rename, or purge an archived session"
-        )
+    operation: Literal[
+        "list", "messages", "dismiss", "search", "restore", "rename", "purge", "context"
+    ] = Field(
+        description="list sessions, page a session's messages, search, dismiss (archive),"
+        " restore from the archive, rename, purge an archived session, or report a"
+        " session's context (figures, window, thresholds, chain)"
     )
     conversation_id: NonEmptyText | None = Field(
-        default=None, description="required for messages, dismiss, restore, rename and purge"
+        default=None,
+        description="required for messages, dismiss, restore, rename, purge and context",
     )
     name: str | None = Field(
         default=None, description="rename: the new name (one line, 200 characters); null clears"

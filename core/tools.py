@@ -63,6 +63,10 @@ async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[st
             )
             return messages.model_dump(mode="json")
         cid = request.conversation_id
+        if request.operation == "context":
+            from core.context.report import report_payload
+
+            return {"context": report_payload(await orch.context_report(cid))}
         if request.operation == "restore":
             await orch.restore(cid)
         elif request.operation == "rename":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from core.context.thresholds import RISING_LEVELS
+from core.context.report import level_reached, report_payload
 from core.models import ContextLevel, ContextReport, ContextUsage
 from core.orchestrator import AgentOrchestrator
 from tui.cli import EXIT_OK, _print_json
@@ -41,44 +41,6 @@ def add_parser(subparsers: Any) -> None:
     context.add_argument("conversation_id", metavar="SESSION", help="id or a unique prefix (6+)")
     context.add_argument("--json", action="store_true")
     context.set_defaults(handler=cmd_context)
-
-
-def level_reached(percent: float, thresholds: dict[str, int]) -> ContextLevel:
-    """The highest level whose threshold (the report's, by level name) ``percent`` reached."""
-    reached = ContextLevel.OK
-    for level in RISING_LEVELS:
-        if percent >= thresholds.get(level.value, 101):
-            reached = level
-    return reached
-
-
-def report_json(report: ContextReport) -> dict[str, Any]:
-    """The report for ``--json``: the figures flat, the rest as stored."""
-    context = report.session.context
-    return {
-        "conversation_id": report.session.conversation_id,
-        "agent_id": report.session.agent_id,
-        "known": context.known,
-        "estimated": context.estimated,
-        "used_tokens": context.used_tokens,
-        "limit_tokens": context.limit_tokens,
-        "percent": round(context.percent, 1),
-        "model": context.model,
-        "window_source": context.window_source.value,
-        "clamped_from": context.clamped_from,
-        "tokens_per_turn": context.tokens_per_turn,
-        "turns_left": context.turns_left,
-        "level": level_reached(context.percent, report.thresholds).value,
-        "thresholds": report.thresholds,
-        "trend": list(report.trend),
-        "breakdown": report.breakdown,
-        "crossings": [c.model_dump(mode="json") for c in report.crossings],
-        "chain": list(report.chain),
-        "continued_from": report.session.continued_from,
-        "continued_in": report.session.continued_in,
-        "checkpoints": [c.model_dump(mode="json") for c in report.checkpoints],
-        "handoffs": [d.model_dump(mode="json") for d in report.handoffs],
-    }
 
 
 def _figures(context: ContextUsage) -> str:
@@ -160,7 +122,7 @@ def report_lines(report: ContextReport) -> list[str]:
 async def cmd_context(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     report = await orch.context_report(args.conversation_id)
     if args.json:
-        _print_json({"context": report_json(report)})
+        _print_json({"context": report_payload(report)})
         return EXIT_OK
     from tui import render
 

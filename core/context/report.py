@@ -8,10 +8,13 @@ an imported transcript's messages are not copied, so its breakdown is empty).
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.config import ContextSettings
 from core.context.thresholds import RISING_LEVELS, threshold_of
 from core.models import (
     Checkpoint,
+    ContextLevel,
     ContextReport,
     DocumentKind,
     MessageCategory,
@@ -71,3 +74,42 @@ async def _checkpoints(store: Store, conversation_id: str) -> tuple[Checkpoint, 
         )
         for r in rows
     )
+
+
+def level_reached(percent: float, thresholds: dict[str, int]) -> ContextLevel:
+    """The highest level whose threshold (the report's, by level name) ``percent`` reached."""
+    reached = ContextLevel.OK
+    for level in RISING_LEVELS:
+        if percent >= thresholds.get(level.value, 101):
+            reached = level
+    return reached
+
+
+def report_payload(report: ContextReport) -> dict[str, Any]:
+    """The report as JSON (``delegate context --json``, the tool's ``context``): the
+    figures flat, with the level they reached, the rest as stored."""
+    context = report.session.context
+    return {
+        "conversation_id": report.session.conversation_id,
+        "agent_id": report.session.agent_id,
+        "known": context.known,
+        "estimated": context.estimated,
+        "used_tokens": context.used_tokens,
+        "limit_tokens": context.limit_tokens,
+        "percent": round(context.percent, 1),
+        "model": context.model,
+        "window_source": context.window_source.value,
+        "clamped_from": context.clamped_from,
+        "tokens_per_turn": context.tokens_per_turn,
+        "turns_left": context.turns_left,
+        "level": level_reached(context.percent, report.thresholds).value,
+        "thresholds": report.thresholds,
+        "trend": list(report.trend),
+        "breakdown": report.breakdown,
+        "crossings": [c.model_dump(mode="json") for c in report.crossings],
+        "chain": list(report.chain),
+        "continued_from": report.session.continued_from,
+        "continued_in": report.session.continued_in,
+        "checkpoints": [c.model_dump(mode="json") for c in report.checkpoints],
+        "handoffs": [d.model_dump(mode="json") for d in report.handoffs],
+    }

@@ -90,6 +90,7 @@ class Supervisor:
                 catch_up=catch_up,
                 on_status=self._set_transcripts,
                 on_imported=self._store_watch.poke,
+                windows=orchestrator.settings.context,
             )
         self.watch_status = WatchStatus(
             transcripts="off",

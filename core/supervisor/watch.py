@@ -25,6 +25,7 @@ from pathlib import Path
 
 from watchfiles import Change, awatch
 
+from core.config import ContextSettings
 from core.errors import DelegateError
 from core.events import TranscriptWatching
 from core.sources import files as discovery
@@ -128,8 +129,11 @@ class TranscriptWatcher:
         catch_up: bool = True,
         on_status: OnStatus,
         on_imported: OnImported,
+        windows: ContextSettings | None = None,
     ) -> None:
+        """``windows``: the ``[context]`` settings whose model windows imports use."""
         self._store = store
+        self._windows = windows
         self.roots = Roots(discovery.claude_root(claude_dir), discovery.codex_root(codex_dir))
         self._debounce_ms = debounce_ms
         self._force_polling = force_polling
@@ -251,7 +255,9 @@ class TranscriptWatcher:
         if not paths:
             return
         try:
-            read = await import_files(self._store, paths, self.roots.claude, self.roots.codex)
+            read = await import_files(
+                self._store, paths, self.roots.claude, self.roots.codex, windows=self._windows
+            )
         except DelegateError as exc:
             log.warning("importing %d changed transcript(s) failed: %s", len(paths), exc)
             return
@@ -263,7 +269,9 @@ class TranscriptWatcher:
 
     async def _rescan(self) -> None:
         try:
-            report = await import_sources(self._store, self.roots.claude, self.roots.codex)
+            report = await import_sources(
+                self._store, self.roots.claude, self.roots.codex, windows=self._windows
+            )
         except DelegateError as exc:
             log.warning("re-scanning the transcript folders failed: %s", exc)
             return

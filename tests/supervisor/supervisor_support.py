@@ -71,7 +71,7 @@ def copy_tree(src: Path, dst: Path) -> Path:
 
 
 def assistant_line(session_id: str, context_tokens: int, n: int) -> str:
-    """A Claude Code assistant entry whose usage fills ``context_tokens``."""
+    """A Claude Code assistant entry whose call read ``context_tokens`` (its context)."""
     return json.dumps(
         {
             "parentUuid": None,
@@ -88,7 +88,7 @@ def assistant_line(session_id: str, context_tokens: int, n: int) -> str:
                 "model": "claude-opus-4-5-20251101",
                 "content": [{"type": "text", "text": f"appended reply {n}"}],
                 "usage": {
-                    "input_tokens": context_tokens - 100,
+                    "input_tokens": context_tokens,
                     "cache_creation_input_tokens": 0,
                     "cache_read_input_tokens": 0,
                     "output_tokens": 100,
