@@ -25,6 +25,8 @@ from core import cursors, ids, process_identity
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.context import subagents
+from core.context.counting import PendingCounts
+from core.context.counting import estimate as estimate_tokens
 from core.context.thresholds import exhausted
 from core.context.windows import launch_window
 from core.demo_ids import demo_id
@@ -369,6 +371,8 @@ class AgentOrchestrator:
         self._runs: dict[str, RunHandle] = {}
         self._background: set[asyncio.Future[None]] = set()  # transcript imports
         self._heartbeat: asyncio.Task[None] | None = None  # only while runs are in flight
+        # Per run: its messages stored with an estimate, their exact counts under way.
+        self._counts: dict[str, PendingCounts] = {}
 
     @classmethod
     async def open(
@@ -1596,22 +1600,26 @@ class AgentOrchestrator:
             log.exception("importing the transcript of run %s failed", request.run_id)
 
     async def _store_reply(self, request: RunRequest, event: MessageOut) -> None:
+        """Store a message at once with an estimated count; the exact count is taken
+        in a thread meanwhile and applied when the run closes (core.context.counting)."""
         now_us = to_us(self.clock())
-        tokens = await asyncio.to_thread(count_tokens, event.content)
-        await self.store.messages.append(
+        content = redact(event.content)
+        estimated = estimate_tokens(content)
+        [seq] = await self.store.messages.append(
             request.conversation_id,
             [
                 NewMessage(
                     self._new_id(),
                     event.role,
-                    redact(event.content),
+                    content,
                     now_us,
-                    tokens,
+                    estimated,
                     event.tool,
                     request.run_id,
                 )
             ],
         )
+        self._counts.setdefault(request.run_id, PendingCounts()).stored(seq, content, estimated)
 
     async def _close_run(
         self,
@@ -1644,6 +1652,8 @@ class AgentOrchestrator:
                 run_id=request.run_id,
             )
         completed = ended if isinstance(ended, RunCompleted) else None
+        pending = self._counts.pop(request.run_id, None)
+        corrections = await pending.corrections() if pending is not None else []
         run = await self.store.runs.finish(
             request.run_id,
             status,
@@ -1655,6 +1665,7 @@ class AgentOrchestrator:
             context_tokens=completed.context_tokens if completed else None,
             context_limit=completed.context_limit if completed else None,
             stderr=stderr,
+            token_corrections=corrections,
         )
         await self._sample_context(request.conversation_id, to_us(now))
         duration = run.duration_s or 0.0

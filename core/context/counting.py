@@ -2,10 +2,12 @@
 
 Counting a message (tiktoken) costs more than storing it: a 30 KB tool output
 takes milliseconds to encode and a fraction of one to append. So a message is
-stored at once with a cheap estimate, its exact count is taken in a worker
-thread while the run goes on, and the differences are applied when the run
-closes, in the transaction that closes it (``store.runs.finish(...,
-token_corrections=...)``). Each message is still counted exactly once.
+stored at once with a cheap estimate, and when the run closes its messages are
+counted in one worker thread call and the differences applied in the
+transaction that closes it (``store.runs.finish(..., token_corrections=...)``).
+Each message is still counted exactly once, never on the event loop, and never
+while the run streams (on a busy machine a count running beside the stream
+slows it as much as counting first would).
 """
 
 from __future__ import annotations
@@ -24,34 +26,24 @@ def estimate(text: str) -> int:
 
 
 class PendingCounts:
-    """The messages of one run stored with an estimate, and their counts under way."""
+    """The messages of one run stored with an estimate, to count when it closes."""
 
     def __init__(self) -> None:
-        self._pending: list[tuple[str, int, asyncio.Future[int]]] = []
+        self._pending: list[tuple[int, str, int]] = []
 
-    def stored(self, message_id: str, text: str, estimated: int) -> None:
-        """``message_id`` was stored with ``estimated`` tokens: count ``text`` exactly."""
-        self._pending.append((message_id, estimated, asyncio.ensure_future(_count(text))))
+    def stored(self, seq: int, text: str, estimated: int) -> None:
+        """Message ``seq`` was stored with ``estimated`` tokens for ``text``."""
+        self._pending.append((seq, text, estimated))
 
-    async def corrections(self) -> list[tuple[str, int]]:
-        """``(message_id, exact - estimate)`` of every message whose estimate was off.
-
-        Waits for the counts still under way; a count that failed keeps its estimate.
-        """
+    async def corrections(self) -> list[tuple[int, int]]:
+        """``(seq, exact - estimate)`` of every message whose estimate was off, counted
+        in one worker thread."""
         pending, self._pending = self._pending, []
-        counted = await asyncio.gather(*(f for _, _, f in pending), return_exceptions=True)
+        if not pending:
+            return []
+        exact = await asyncio.to_thread(lambda: [count_tokens(text) for _, text, _ in pending])
         return [
-            (message_id, exact - estimated)
-            for (message_id, estimated, _), exact in zip(pending, counted, strict=True)
-            if isinstance(exact, int) and exact != estimated
+            (seq, counted - estimated)
+            for (seq, _, estimated), counted in zip(pending, exact, strict=True)
+            if counted != estimated
         ]
-
-    def cancel(self) -> None:
-        """Drop the counts under way (the run was never stored closed by us)."""
-        for _, _, future in self._pending:
-            future.cancel()
-        self._pending = []
-
-
-async def _count(text: str) -> int:
-    return await asyncio.to_thread(count_tokens, text)

@@ -34,17 +34,38 @@ class MessagesRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def append(self, conversation_id: str, messages: Sequence[NewMessage]) -> None:
-        """Append messages in one transaction (see :meth:`append_in`)."""
+    async def append(self, conversation_id: str, messages: Sequence[NewMessage]) -> list[int]:
+        """Append messages in one transaction (see :meth:`append_in`); their ``seq``s."""
         async with self._db.transaction() as db:
-            await self.append_in(db, conversation_id, messages)
+            return await self.append_in(db, conversation_id, messages)
+
+    async def correct_counts_in(
+        self, db: aiosqlite.Connection, conversation_id: str, corrections: Sequence[tuple[int, int]]
+    ) -> None:
+        """Inside the caller's transaction: messages stored with an estimated count get
+        their exact one (``(seq, exact - estimate)``), and the session's totals and
+        context move by the same amounts."""
+        if not corrections:
+            return
+        await db.executemany(
+            "UPDATE messages SET token_count = max(0, token_count + ?)"
+            " WHERE conversation_id = ? AND seq = ?",
+            [(delta, conversation_id, seq) for seq, delta in corrections],
+        )
+        delta = sum(d for _, d in corrections)
+        await db.execute(
+            "UPDATE sessions SET token_count = max(0, token_count + ?),"
+            " context_tokens = max(0, context_tokens + ?) WHERE conversation_id = ?",
+            (delta, delta, conversation_id),
+        )
 
     async def append_in(
         self, db: aiosqlite.Connection, conversation_id: str, messages: Sequence[NewMessage]
-    ) -> None:
-        """Append inside the caller's open transaction, numbering them after the last."""
+    ) -> list[int]:
+        """Append inside the caller's open transaction, numbering them after the last;
+        the ``seq`` each got."""
         if not messages:
-            return
+            return []
         row = first_row(
             await db.execute_fetchall(
                 "UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?,"
@@ -88,6 +109,7 @@ class MessagesRepository:
                 for i, m in enumerate(messages)
             ],
         )
+        return [first_seq + i for i in range(len(messages))]
 
     async def count_turn_in(self, db: aiosqlite.Connection, conversation_id: str) -> None:
         """Count a turn whose prompt an agent keeps in its own transcript (a real CLI)."""

@@ -444,12 +444,15 @@ class RunsRepository:
         context_tokens: int | None = None,
         context_limit: int | None = None,
         stderr: str | None = None,
+        token_corrections: Sequence[tuple[int, int]] = (),
     ) -> Run:
         """Close a run, append its reply, and make the session resumable again.
 
         ``context_tokens`` / ``context_limit``: what the agent itself reported
         its context holds and can hold; they replace our running count.
         ``stderr``: the tail of an agent CLI's standard error, kept on the run.
+        ``token_corrections``: exact counts of the run's messages stored with an
+        estimate, ``(seq, exact - estimate)`` (core.context.counting).
         """
         async with self._db.transaction() as db:
             row = first_row(
@@ -464,6 +467,7 @@ class RunsRepository:
             mode, conversation_id = SessionMode(row["mode"]), str(row["conversation_id"])
             if reply is not None:
                 await self._messages.append_in(db, conversation_id, [reply])
+            await self._messages.correct_counts_in(db, conversation_id, token_corrections)
             if context_tokens is not None or context_limit is not None:
                 # A window the agent reports is recorded; a clamp still holds.
                 await db.execute(
