@@ -61,6 +61,7 @@ class GoMessage:
     cwd: str
     turn: int
     context_tokens: int
+    system_prompt: str = ""  # a sub-agent's share of its parent, for an agent CLI
 
     def encode(self) -> bytes:
         return json.dumps(
@@ -70,6 +71,7 @@ class GoMessage:
                 "cwd": self.cwd,
                 "turn": self.turn,
                 "context_tokens": self.context_tokens,
+                "system_prompt": self.system_prompt,
             }
         ).encode("utf-8")
 
@@ -84,6 +86,7 @@ class GoMessage:
                 str(data["cwd"]),
                 int(data["turn"]),
                 int(data["context_tokens"]),
+                str(data.get("system_prompt") or ""),
             )
         except (KeyError, TypeError, ValidationError) as exc:
             raise ValueError(f"malformed go message: {exc}") from None

@@ -1224,11 +1224,15 @@ class AgentOrchestrator:
         window = subagents.child_window(
             limit, window_source, parent.context.limit_tokens if parent is not None else 0
         )
+        inherited = await self._parent_context(parent) if parent is not None else []
+        # Ours store the share as the child's first messages; an agent CLI keeps
+        # its own transcript, so it gets the share through its own option.
         shared = (
-            subagents.shared_copies(await self._parent_context(parent), self._new_id, at_us)
-            if parent is not None and not runner.owns_transcript
-            else []
+            []
+            if runner.owns_transcript
+            else subagents.shared_copies(inherited, self._new_id, at_us)
         )
+        system_prompt = subagents.shared_instructions(inherited) if runner.owns_transcript else ""
         await self._claim(
             run_id,
             self.store.runs.start_launch(
@@ -1279,7 +1283,10 @@ class AgentOrchestrator:
             prompt=prompt,
             mode=mode,
         )
-        return RunRequest(run_id, conversation_id, agent_id, prompt, cwd, turn=1), started
+        request = RunRequest(
+            run_id, conversation_id, agent_id, prompt, cwd, turn=1, system_prompt=system_prompt
+        )
+        return request, started
 
     async def _follow_up(
         self, conversation_id: str, prompt: str, agent_id: str | None
@@ -1780,6 +1787,7 @@ class AgentOrchestrator:
                 str(request.cwd),
                 request.turn,
                 request.context_tokens,
+                request.system_prompt,
             )
         )
         handle = RunHandle(request.run_id, request.conversation_id, request.agent_id, kind)
@@ -1823,6 +1831,7 @@ class AgentOrchestrator:
             turn=go.turn,
             context_tokens=go.context_tokens,
             is_follow_up=follow_up,
+            system_prompt=go.system_prompt,
         )
         started: HistoryEvent
         if follow_up:

@@ -27,6 +27,9 @@ class RunRequest:
     # The conversation so far, oldest first, for runners that keep no transcript
     # of their own (``wants_history``); empty for the others.
     history: Sequence[Message] = ()
+    # A sub-agent's share of its parent (system and context), for runners that take
+    # it as a system prompt: real CLIs, at launch (their session keeps it after).
+    system_prompt: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -223,6 +223,14 @@ class ClaudeCodeRunner:
         """
         session = validate_id(ids.CLAUDE_CODE, request.conversation_id)
         which = "--resume" if request.is_follow_up else "--session-id"
+        # A sub-agent's share of its parent: appended to Claude Code's own system
+        # prompt at launch (glued to its option: text, never an option itself);
+        # the session records it, so a resume does not send it again.
+        shared = (
+            [f"--append-system-prompt={request.system_prompt}"]
+            if request.system_prompt and not request.is_follow_up
+            else []
+        )
         return [
             self.binary,
             "-p",
@@ -230,6 +238,7 @@ class ClaudeCodeRunner:
             "stream-json",
             "--verbose",
             f"{which}={session}",
+            *shared,
             *self.args,
             "--",  # a prompt starting with "-" is still the prompt
             request.prompt,

@@ -295,7 +295,14 @@ class CodexRunner:
         Before the separator, ``resume --last`` would continue another thread.
         """
         if not request.is_follow_up:
-            return [self.binary, "exec", "--json", *self.args, "--", request.prompt]
+            # A sub-agent's share of its parent: Codex's developer instructions (a
+            # TOML string: JSON's escapes are TOML's), for the thread it starts.
+            shared = (
+                ["-c", f"developer_instructions={json.dumps(request.system_prompt)}"]
+                if request.system_prompt
+                else []
+            )
+            return [self.binary, "exec", "--json", *shared, *self.args, "--", request.prompt]
         thread = validate_id(ids.CODEX, request.conversation_id)
         return [self.binary, "exec", "--json", *self.args, "resume", "--", thread, request.prompt]
 
