@@ -84,15 +84,18 @@ characters; null clears).
 - {"operation": "purge", "conversation_id", "force"?}: free what is stored for an \
 archived session (force: one still in the pool); it never comes back from an import.
 Errors: invalid_request (the message names the field), invalid_cursor, \
-unknown_conversation, dismiss_refused."""
+unknown_conversation, dismiss_refused, has_dependants (purge: other sessions depend on it; \
+error.dependants lists them; force purges anyway)."""
 
 AGENT_DESCRIPTION = """\
 Launch a delegate, or follow up on an existing session.
 - Follow-up: {"conversation_id": <from delegate_sessions list>, "prompt"}. The prompt \
 continues that conversation; agent_id defaults to the session's. Returns a new run_id \
 in the same conversation_id, with run_status, output and usage.
-- Launch: {"prompt", "agent_id"?, "cwd"?, "mode"?: "standard"|"detached"}, or \
-{"batch": [{"prompt", "agent_id"?, "cwd"?}, ...]} for several at once. Standard runs \
+- Launch: {"prompt", "agent_id"?, "cwd"?, "mode"?: "standard"|"detached", \
+"parent_id"?}, or {"batch": [{"prompt", "agent_id"?, "cwd"?}, ...]} for several at once. \
+parent_id launches a sub-agent of that session: its own context window, starting with \
+the parent's system and context messages. Standard runs \
 are awaited and return the reply; "mode": "detached" (launch or follow-up) runs in a \
 background process of its own that outlives this server and returns at once with \
 run_status "running" and session_state: list sessions until its state is "ready" \
