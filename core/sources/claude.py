@@ -19,6 +19,7 @@ from core.sources.common import (
     estimate_tokens,
     iso_to_us,
     keep_sample,
+    kept_prompt,
     one_line_title,
 )
 
@@ -262,7 +263,7 @@ class ClaudeState(RunningTotals):
                 # Until the agent records usage again, the context holds about the
                 # system prompt and the summary that follows.
                 self.context_estimated = True
-                self.context_tokens = self.system_tokens
+                self.context_tokens = kept_prompt(self.system_tokens, self.context_tokens)
         elif line.get("isCompactSummary") and self.context_estimated:
             self.context_tokens += estimate_tokens(len(user_text(line)))
             keep_sample(self.samples, self.turns, self.context_tokens)

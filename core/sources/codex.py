@@ -21,6 +21,7 @@ from core.sources.common import (
     estimate_tokens,
     iso_to_us,
     keep_sample,
+    kept_prompt,
     one_line_title,
 )
 
@@ -204,7 +205,8 @@ class CodexState(RunningTotals):
             # Too deep to measure (orjson allows 1,024 levels): the summary alone.
             with contextlib.suppress(ValueError, TypeError, RecursionError):
                 chars += len(json.dumps(history, ensure_ascii=False))
-        self.context_tokens = self.system_tokens + estimate_tokens(chars)
+        kept = kept_prompt(self.system_tokens, self.context_tokens)
+        self.context_tokens = kept + estimate_tokens(chars)
         self.context_estimated = True
         keep_sample(self.samples, self.turns or self.item_turns, self.context_tokens)
 

@@ -81,6 +81,13 @@ SAMPLE_TURNS = 20
 """Per-turn context figures an importer keeps in its parse state (the trend's length)."""
 
 
+def kept_prompt(system_tokens: int, before: int) -> int:
+    """What a compaction keeps of the system prompt measured at the first call: all of
+    it, unless that first call already held half of what the context held before the
+    compaction (a transcript that starts mid-conversation: the figure is no prompt)."""
+    return system_tokens if 2 * system_tokens <= before else 0
+
+
 def keep_sample(samples: list[list[int]], turn: int, used: int) -> None:
     """Remember the context at ``turn`` (the latest figure of a turn wins), the last
     ``SAMPLE_TURNS`` turns only. ``samples`` is JSON-friendly: ``[[turn, used], ...]``."""
