@@ -73,14 +73,27 @@ class ContextCheck:
 
     @property
     def wants_handoff(self) -> bool:
-        """At or past the hand-off level, not continued yet, and not busy with a turn."""
+        """At or past the hand-off level, not continued yet, not busy with a turn, and
+        not a continuation still on the turn that read its hand-off."""
         session = self.session
         return (
             ContextLevel.HANDOFF in self.reached
             and session.continued_in is None
             and session.state not in (*_BUSY, SessionState.HANDED_OFF)
             and session.archived_at is None
+            and not self.only_primed
         )
+
+    @property
+    def only_primed(self) -> bool:
+        """A continuation that has done nothing but read its hand-off.
+
+        Handing it off again would start the next continuation at once, and that one
+        the next: a chain that grows with no work done in between. It hands off once
+        it has done a turn of its own.
+        """
+        session = self.session
+        return session.continued_from is not None and session.metrics.turns < 2
 
 
 async def check_context(

@@ -99,7 +99,8 @@ async def test_below_the_handoff_level_a_turn_is_imported_and_nothing_asked(
     world.turn(input_tokens=20_000)
     assert answer(await asyncio.to_thread(world.stop)) is None
     session, docs, _ = await stored(world)
-    assert session.context.used_tokens > 20_000  # the turn's figure, imported
+    # The turn's figure, imported: what its model call read (input and cache), not its reply.
+    assert session.context.used_tokens == 20_000
     assert docs == []
 
 
