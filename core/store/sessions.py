@@ -188,7 +188,11 @@ class SessionsRepository:
         return [i for i in ids if i.startswith(prefix)]
 
     async def link_continuation(self, old_id: str, new_id: str) -> None:
-        """Record that ``old_id``'s work continues in ``new_id`` (a hand-off chain link)."""
+        """Record that ``old_id``'s work continues in ``new_id`` (a hand-off chain link).
+
+        The new session takes the old one's title: it carries on the same work, and
+        its own first prompt is only the text that primes it with the hand-off.
+        """
         async with self._db.transaction() as db:
             cur = await db.execute(
                 "UPDATE sessions SET continued_in = ? WHERE conversation_id = ?", (new_id, old_id)
@@ -196,8 +200,10 @@ class SessionsRepository:
             if cur.rowcount != 1:
                 raise UnknownConversation(old_id)
             cur = await db.execute(
-                "UPDATE sessions SET continued_from = ? WHERE conversation_id = ?",
-                (old_id, new_id),
+                "UPDATE sessions SET continued_from = ?,"
+                " title = (SELECT title FROM sessions WHERE conversation_id = ?)"
+                " WHERE conversation_id = ?",
+                (old_id, old_id, new_id),
             )
             if cur.rowcount != 1:
                 raise UnknownConversation(new_id)

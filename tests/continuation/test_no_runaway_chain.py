@@ -49,6 +49,8 @@ async def test_a_continuation_full_from_its_first_turn_waits_for_a_turn_of_its_o
         second = (await orch.get_session(first)).continued_in
         assert second is not None
         assert (await orch.get_session(second)).context.percent >= 70
+        # Listed as the work it carries on, not as the text that primed it.
+        assert (await orch.get_session(second)).title == "implement the login flow"
 
         # Its priming turn alone: judged (the crossings are recorded) but not handed off.
         await evaluate_context(orch, [second], continuation=continuation)
