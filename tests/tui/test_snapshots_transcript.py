@@ -122,8 +122,12 @@ def test_transcript_view(
         await pilot.press("ctrl+t")
         await wait_until(
             pilot,
-            lambda: isinstance(pilot.app.screen, TranscriptScreen) and pilot.app.screen.loaded,
-            what="the transcript view",
+            lambda: (
+                isinstance(pilot.app.screen, TranscriptScreen)
+                and pilot.app.screen.loaded
+                and pilot.app.screen.details_loaded
+            ),
+            what="the transcript view and its details",
         )
         await settle(pilot)
 

@@ -180,6 +180,7 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
         self.page_size = page_size
         self.expanded = False
         self.loaded = False  # the first page is on screen
+        self.details_loaded = False  # the details header has its full figures
         self._messages: list[Message] = []  # oldest first, as shown
         self._older_cursor: str | None = None
         # Messages newer than the window (None after a find jump: the window's
@@ -231,9 +232,14 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
         except DelegateError:
             details = None
         self.session = session
+        # The full details are taller: a window scrolled to its newest message stays there.
+        at_end = self.body.is_vertical_scroll_end
         self.details.update(
             details_text(session, details, self.clock(), thresholds=self.thresholds, report=report)
         )
+        if at_end:
+            self.call_after_refresh(self.body.scroll_end, animate=False)
+        self.details_loaded = True
 
     @work(group="transcript", name="reading the transcript", exclusive=True, exit_on_error=False)
     async def _load_newest(self) -> None:
