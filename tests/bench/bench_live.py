@@ -72,7 +72,8 @@ def _p95(samples: list[float]) -> float:
 
 
 def assistant_line(session_id: str, context_tokens: int, n: int) -> str:
-    """A Claude Code assistant entry whose usage makes the context ``context_tokens``."""
+    """A Claude Code assistant entry whose usage makes the context ``context_tokens``
+    (what its model call read: input and cache; the reply's tokens are not counted)."""
     return json.dumps(
         {
             "type": "assistant",
@@ -84,7 +85,11 @@ def assistant_line(session_id: str, context_tokens: int, n: int) -> str:
                 "type": "message",
                 "role": "assistant",
                 "content": [{"type": "text", "text": f"live bench reply {n}"}],
-                "usage": {"input_tokens": context_tokens - 10, "output_tokens": 10},
+                "usage": {
+                    "input_tokens": context_tokens - 10,
+                    "cache_read_input_tokens": 10,
+                    "output_tokens": 10,
+                },
             },
         }
     )
