@@ -16,6 +16,7 @@ import signal
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -910,16 +911,7 @@ class AgentOrchestrator:
         checkpoint = await self.store.checkpoints.add(
             NewCheckpoint(self._new_id(), conversation_id, at, cleaned, to_us(now))
         )
-        await self._emit(
-            CheckpointMarked(
-                at=now,
-                conversation_id=conversation_id,
-                agent_id=session.agent_id,
-                checkpoint_id=checkpoint.checkpoint_id,
-                seq=at,
-                label=cleaned,
-            )
-        )
+        await self._emit_checkpoint(session, checkpoint, now)
         return checkpoint
 
     async def checkpoints(self, conversation_id: str) -> list[Checkpoint]:
@@ -968,17 +960,7 @@ class AgentOrchestrator:
             undo,
             to_us(now),
         )
-        await self._emit(
-            CheckpointMarked(
-                at=now,
-                conversation_id=target.conversation_id,
-                agent_id=target.agent_id,
-                checkpoint_id=source.checkpoint_id,
-                seq=source.seq,
-                label=source.label,
-                restored=True,
-            )
-        )
+        await self._emit_checkpoint(target, source, now, restored=True)
         return await self.store.checkpoints.get(undo.checkpoint_id)
 
     async def fork_checkpoint(self, checkpoint_id: str) -> Session:
@@ -995,18 +977,31 @@ class AgentOrchestrator:
             source,
             SessionCopy(self._new_id(), f"fork of {session.shown_title}", to_us(now)),
         )
+        await self._emit_checkpoint(session, source, now, forked_to=fork.conversation_id)
+        return fork
+
+    async def _emit_checkpoint(
+        self,
+        session: Session,
+        checkpoint: Checkpoint,
+        at: datetime,
+        *,
+        restored: bool = False,
+        forked_to: str | None = None,
+    ) -> None:
+        """The history cell of a checkpoint marked, restored to, or forked from."""
         await self._emit(
             CheckpointMarked(
-                at=now,
+                at=at,
                 conversation_id=session.conversation_id,
                 agent_id=session.agent_id,
-                checkpoint_id=source.checkpoint_id,
-                seq=source.seq,
-                label=source.label,
-                forked_to=fork.conversation_id,
+                checkpoint_id=checkpoint.checkpoint_id,
+                seq=checkpoint.seq,
+                label=checkpoint.label,
+                restored=restored,
+                forked_to=forked_to,
             )
         )
-        return fork
 
     async def keeps_conversation(self, session: Session) -> bool:
         """Whether delegate keeps the conversation itself (no agent CLI's transcript):
