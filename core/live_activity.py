@@ -84,8 +84,12 @@ class LiveActivity:
             self._last_write = loop.time()
             if shown == self._written:
                 continue
+            # Stderr is not the reply: only a new reply chunk moves the last-output time,
+            # so a run that only logs still reads as quiet (and shows those lines).
+            reply_moved = self._written is None or shown[0] != self._written[0]
+            output_at = to_us(self._clock()) if reply_moved and shown[0] else None
             try:
-                await self._runs.record_activity(self._run_id, *shown, to_us(self._clock()))
+                await self._runs.record_activity(self._run_id, *shown, output_at)
             except Exception:  # what a run shows is a courtesy: never a reason to fail it
                 log.exception("storing the live output of run %s failed", self._run_id)
             self._written = shown

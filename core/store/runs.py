@@ -368,19 +368,21 @@ class RunsRepository:
         return found
 
     async def record_activity(
-        self, run_id: str, live_output: str, stderr_tail: str, at_us: int
+        self, run_id: str, live_output: str, stderr_tail: str, output_at_us: int | None
     ) -> None:
         """Store what a running run shows now: its reply so far, its stderr's last lines.
 
-        The caller caps and redacts both; a closed run is left as it was.
+        ``output_at_us``: when the reply last grew (None keeps the time stored). The caller
+        caps and redacts both texts; a closed run is left as it was.
         """
         if self._db.read_only:
             return
         async with self._db.transaction() as db:
             await db.execute(
-                "UPDATE runs SET live_output = ?, stderr_tail = ?, last_output_at = ?"
+                "UPDATE runs SET live_output = ?, stderr_tail = ?,"
+                " last_output_at = COALESCE(?, last_output_at)"
                 " WHERE run_id = ? AND status = ?",
-                (live_output, stderr_tail, at_us, run_id, RunStatus.RUNNING.value),
+                (live_output, stderr_tail, output_at_us, run_id, RunStatus.RUNNING.value),
             )
 
     async def in_flight(self, run_or_conversation_id: str) -> RunInFlight | None:

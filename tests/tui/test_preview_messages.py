@@ -149,3 +149,20 @@ async def test_a_tool_call_and_its_result_are_one_quiet_line_each(
             assert line.lstrip().startswith("▸")
             assert "assistant" not in line
             assert "tool " not in line
+
+
+async def test_the_newest_message_stays_in_view_when_the_preview_changes_size(
+    conversation_dir: Path, make_app: AppFactory
+) -> None:
+    """A preview on its newest page follows its end: a smaller box (a narrower terminal,
+    the list above growing) still shows the last message, not the middle of the page."""
+    app = make_app(conversation_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _shown(pilot)
+        await pilot.pause()
+        await pilot.resize_terminal(160, 20)
+        await wait_until(
+            pilot,
+            lambda: preview(app).is_vertical_scroll_end and preview(app).max_scroll_y > 0,
+            what="the preview at its end after the resize",
+        )

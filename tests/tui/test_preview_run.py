@@ -33,9 +33,12 @@ from tui.widgets.history import RunCancelledCell, RunFailedCell
 
 CC_ID = "0c0c0c0c-0000-4000-8000-000000000001"
 
-# A stand-in agent CLI that says nothing on stdout until its gate file exists.
+# A stand-in agent CLI that says nothing on stdout until its gate file exists; it writes
+# to stderr once its speak file exists (at once when that is the gate's own folder).
 SILENT_CLI = """#!{python}
 import json, os, sys, time
+while not os.path.exists({speak!r}):
+    time.sleep(0.05)
 sys.stderr.write("connecting to the model\\n"); sys.stderr.flush()
 while not os.path.exists({gate!r}):
     time.sleep(0.05)
@@ -58,10 +61,12 @@ def run_text(app: object) -> str:
     return widget_text(preview(app), "#preview-run")  # type: ignore[arg-type]
 
 
-def silent_cli_data(tmp_path: Path) -> tuple[Path, Path]:
+def silent_cli_data(tmp_path: Path, speak: Path | None = None) -> tuple[Path, Path]:
     gate = tmp_path / "let-it-answer"
     fake = tmp_path / "fake-claude"
-    fake.write_text(SILENT_CLI.format(python=sys.executable, gate=str(gate)))
+    fake.write_text(
+        SILENT_CLI.format(python=sys.executable, gate=str(gate), speak=str(speak or tmp_path))
+    )
     fake.chmod(0o755)
     data = write_config(
         tmp_path / "data", f'[agents.cc]\nrunner = "claude_code"\nbinary = "{fake}"\n'
@@ -113,6 +118,47 @@ async def test_the_prompt_shows_at_once_and_a_quiet_run_its_elapsed_time(
         await wait_until(pilot, lambda: "running" not in run_text(app), what="the block gone")
         # No run on show: no timer ticks in an idle panel.
         assert preview(app)._ticker is None
+
+
+async def test_stderr_is_not_output_a_late_line_shows_and_the_quiet_keeps_counting(
+    tmp_path: Path, make_app: AppFactory
+) -> None:
+    """An agent that logs to stderr only after a long silence has still said nothing of its
+    reply: the quiet goes on counting from the run's start and the line is shown."""
+    speak = tmp_path / "say-something"
+    data, gate = silent_cli_data(tmp_path, speak)
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    cc = session_with(CC_ID, ["plan", "ok"], title="plan", agent_id="cc", cwd=str(worktree))
+    await insert_sessions(data, [cc])
+    clock = MovingClock(FIXED_NOW)
+    app = make_app(data, clock=clock, run_quiet_seconds=30)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await pilot.press("ctrl+f")
+        await settle(pilot)
+        await type_text(pilot, "Why does the build fail on arm64?")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: "running 0s ·" in run_text(app), what="the run block")
+        clock.now = FIXED_NOW + timedelta(seconds=75)
+        await wait_until(
+            pilot, lambda: "no output for 1m 15s" in run_text(app), what="the quiet named"
+        )
+        speak.touch()
+        await wait_until(
+            pilot,
+            lambda: "connecting to the model" in run_text(app),
+            seconds=20,
+            what="the late stderr line",
+        )
+        assert "no output for 1m 15s" in run_text(app)
+        gate.touch()
+        await wait_until(
+            pilot,
+            lambda: session_list(app).sessions[0].state is SessionState.IDLE,
+            seconds=20,
+            what="the run to end",
+        )
 
 
 async def test_a_cancelled_run_says_cancelled_and_keeps_its_reply_so_far(

@@ -214,7 +214,7 @@ class ConversationScreen(ForwardsWorkerErrors, Screen[None]):
 
     def on_run_activity_received(self, message: RunActivityReceived) -> None:
         e = message.event
-        self.conversation.show_activity(e.conversation_id, e.run_id, e.stderr_tail, e.at)
+        self.conversation.show_activity(e.conversation_id, e.run_id, e.stderr_tail)
 
     def on_runs_updated(self, message: RunsUpdated) -> None:
         self.conversation.refresh_run(message.run_ids)

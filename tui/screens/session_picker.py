@@ -1103,7 +1103,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     def on_run_activity_received(self, message: RunActivityReceived) -> None:
         e = message.event
-        self.preview.show_activity(e.conversation_id, e.run_id, e.stderr_tail, e.at)
+        self.preview.show_activity(e.conversation_id, e.run_id, e.stderr_tail)
 
     # --- what other processes did (the supervisor) -------------------------
 

@@ -427,9 +427,23 @@ class HistoryTimeline(ForwardsWorkerErrors, VerticalScroll):
             return
         for placeholder in self.query("#history-empty"):
             placeholder.remove()
-        self.mount_all([cell_for(e, self._clock) for e in fresh])
+        mounted = self.mount_all([cell_for(e, self._clock) for e in fresh])
         cells = list(self.query(HistoryCell))
         for stale in cells[: max(0, len(cells) - self.MAX_CELLS)]:
             self._shown.discard(event_key(stale.event))
             stale.remove()
-        self.call_after_refresh(self.scroll_end, animate=False)
+
+        async def newest_in_view() -> None:
+            # Mounting is deferred: scrolled once the cells are in and laid out.
+            await mounted
+            self.call_after_refresh(self._follow_newest)
+
+        self.call_later(newest_in_view)
+
+    def _follow_newest(self) -> None:
+        """Scroll to the newest cell; once the cells overflow, stay anchored there, so a
+        cell whose height settles later (wrapping) still leaves the newest in view. (A
+        short timeline is not anchored: anchored content sits at the bottom.)"""
+        if self.max_scroll_y > 0 and not self.is_anchored:
+            self.anchor()
+        self.scroll_end(animate=False)

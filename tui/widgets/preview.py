@@ -288,7 +288,8 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             self._live = LiveReply()
             self.live.update("")
         same_run = run is not None and self.run is not None and run.run_id == self.run.run_id
-        if not (same and same_run):
+        heard_this_run = run is not None and self._activity.heard_run_id == run.run_id
+        if not (same and same_run) and not heard_this_run:
             self._activity = Activity()  # what we heard belongs to another run
         self.session = session
         self._set_run(run, stored=True)
@@ -304,6 +305,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self._follow_end = page_number == 1
         if self._follow_end:
             self.scroll_end(animate=False)
+            self.call_after_refresh(self.scroll_end, animate=False)  # once laid out
         else:
             self.scroll_home(animate=False)
 
@@ -336,6 +338,12 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         if self._follow_end and new.height != old.height:
             self.scroll_end(animate=False)
 
+    def on_resize(self) -> None:
+        # A box that grows or shrinks (the list above it, the terminal) moves the end too;
+        # asked after the refresh, once the new height is laid out.
+        if self._follow_end:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
     def show_empty(self, text: str) -> None:
         self.session = None
         self._shown = None
@@ -355,16 +363,18 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self._render_run()
         self.scroll_end(animate=False)
 
-    def show_activity(
-        self, conversation_id: str, run_id: str, stderr_tail: str, at: datetime
-    ) -> None:
-        """The agent of a run this process drives wrote to stderr (``RunActivity``)."""
+    def show_activity(self, conversation_id: str, run_id: str, stderr_tail: str) -> None:
+        """The agent of a run this process drives wrote to stderr (``RunActivity``).
+
+        Stderr is not the reply: the quiet is still counted from the last reply chunk, so a
+        run that only logs shows those lines under "no output for …" rather than hiding them.
+        """
         if self.session is None or self.session.conversation_id != conversation_id:
             return
         if self.run is not None and self.run.run_id != run_id:
             return
         self._activity = dataclasses.replace(
-            self._activity, stderr_tail=stderr_tail, last_output_at=at
+            self._activity, stderr_tail=stderr_tail, heard_run_id=run_id
         )
         self._render_run()
 
@@ -375,11 +385,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self.run = run
         if run is not None and stored:
             from_store = stored_activity(run)
-            if from_store.last_output_at is not None and (
-                self._activity.last_output_at is None
-                or from_store.last_output_at > self._activity.last_output_at
-            ):
-                self._activity = from_store
+            self._activity = self._activity.with_stored(from_store)
             if not self._live.received and from_store.live_output:
                 # A run another process drives: its reply so far, as that process stored it.
                 self.live.update(

@@ -32,6 +32,21 @@ class Activity:
     stderr_tail: str = ""
     live_output: str = ""
     last_output_at: datetime | None = None
+    # The run whose events this process heard (its stderr is fresher than the store's).
+    heard_run_id: str | None = None
+
+    def with_stored(self, stored: Activity) -> Activity:
+        """This, updated from the run's row: its reply when the row's is newer, its stderr
+        unless this process heard the stderr itself (the row lags what was heard)."""
+        newer = stored.last_output_at is not None and (
+            self.last_output_at is None or stored.last_output_at > self.last_output_at
+        )
+        return Activity(
+            stderr_tail=self.stderr_tail if self.heard_run_id else stored.stderr_tail,
+            live_output=stored.live_output if newer else self.live_output,
+            last_output_at=stored.last_output_at if newer else self.last_output_at,
+            heard_run_id=self.heard_run_id,
+        )
 
 
 def elapsed(seconds: float) -> str:
