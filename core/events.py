@@ -172,6 +172,50 @@ class CheckpointMarked(_Event):
     restored: bool = False
 
 
+class CapsuleSaved(_Event):
+    """A capsule was saved and registered (``conversation_id``: its source session, or "")."""
+
+    kind: Literal["capsule_saved"] = "capsule_saved"
+    agent_id: str = ""
+    document_id: str
+    path: str
+    producer: str  # agent | person
+    draft: bool = False  # the agent's answer, waiting for review
+
+
+class CapsuleInjected(_Event):
+    """A launch's first prompt carried a capsule (``conversation_id``: the new session)."""
+
+    kind: Literal["capsule_injected"] = "capsule_injected"
+    run_id: str
+    agent_id: str
+    document_id: str
+    digest: str
+    path: str
+    accepted: tuple[str, ...] = ()  # problems a person accepted at launch (stale, secrets)
+
+
+class CapsuleGap(_Event):
+    """A session launched with a capsule reported a ``Capsule Gap`` in its reply."""
+
+    kind: Literal["capsule_gap"] = "capsule_gap"
+    run_id: str
+    agent_id: str
+    document_id: str
+    note: str
+
+
+class CapsuleStale(_Event):
+    """Files a capsule references changed since it was written (``conversation_id``: its
+    source session, or "")."""
+
+    kind: Literal["capsule_stale"] = "capsule_stale"
+    agent_id: str = ""
+    document_id: str
+    path: str
+    changed: tuple[str, ...]
+
+
 HistoryEvent = Annotated[
     DelegateLaunched
     | DelegateFinished
@@ -187,7 +231,11 @@ HistoryEvent = Annotated[
     | HandoffWritten
     | HandoffFailed
     | SessionContinued
-    | CheckpointMarked,
+    | CheckpointMarked
+    | CapsuleSaved
+    | CapsuleInjected
+    | CapsuleGap
+    | CapsuleStale,
     Field(discriminator="kind"),
 ]
 HISTORY_EVENT = TypeAdapter[HistoryEvent](HistoryEvent)

@@ -538,6 +538,14 @@ UPDATE source_files SET size = -1, parse_state = '{}'
     12: """
 CREATE INDEX history_child_notes ON history (conversation_id, at) WHERE kind = 'child_clamped'
 """,
+    # Capsules (seed 000): the run that launched a session with a capsule, and the session,
+    # record which one (its registry id and the digest of the body injected).
+    13: """
+ALTER TABLE sessions ADD COLUMN capsule_id TEXT;
+ALTER TABLE sessions ADD COLUMN capsule_digest TEXT;
+ALTER TABLE runs ADD COLUMN capsule_id TEXT;
+ALTER TABLE runs ADD COLUMN capsule_digest TEXT;
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

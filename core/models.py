@@ -182,6 +182,9 @@ class Session(Strict):
     continued_from: str | None = None
     continued_in: str | None = None
     forked_from: str | None = None  # the session a checkpoint fork started from
+    # The capsule its first prompt carried (registry id, digest of the body injected).
+    capsule_id: str | None = None
+    capsule_digest: str | None = None
 
     @property
     def shown_title(self) -> str:
@@ -263,6 +266,7 @@ class DocumentStatus(StrEnum):
     PENDING = "pending"  # written, waiting for a person to continue it (HANDOFF_PENDING.md)
     CONSUMED = "consumed"  # a session was started from it
     ARCHIVED = "archived"  # its chain finished: moved to the archive folder
+    STALE = "stale"  # files it references changed since it was written (capsules)
 
 
 class ContextDocument(Strict):
@@ -330,6 +334,9 @@ class Run(Strict):
     owner_kind: str = "other"
     owner_host: str | None = None
     owner_pid: int | None = None
+    # The capsule this run's prompt carried (a launch with ``--capsule``).
+    capsule_id: str | None = None
+    capsule_digest: str | None = None
 
     @property
     def duration_s(self) -> float | None:

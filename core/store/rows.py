@@ -296,7 +296,7 @@ SESSION_COLUMNS = (
     " created_at, last_interacted_at, turns, message_count, token_count, bytes_on_disk,"
     " context_tokens, context_limit, last_run_status, name, archived_at, warmup,"
     " context_known, context_estimated, model, window_source, clamped_from, tokens_per_turn,"
-    " continued_from, continued_in, forked_from"
+    " continued_from, continued_in, forked_from, capsule_id, capsule_digest"
 )
 # A session's sub-agents as its row shows them (warm-ups are not counted):
 # one range of index ``sessions_children`` per row. ``{table}`` is the name or
@@ -319,7 +319,8 @@ MESSAGE_COLUMNS = (
 RUN_COLUMNS = (
     "run_id, conversation_id, agent_id, kind, prompt, status, started_at, finished_at,"
     " input_tokens, output_tokens, output, error, stderr, heartbeat_at, cancel_requested_at,"
-    " live_output, stderr_tail, last_output_at, owner_kind, owner_host, owner_pid"
+    " live_output, stderr_tail, last_output_at, owner_kind, owner_host, owner_pid,"
+    " capsule_id, capsule_digest"
 )
 
 
@@ -364,6 +365,8 @@ def session_from_row(row: aiosqlite.Row) -> Session:
         continued_from=_optional_text(row["continued_from"]) or None,
         continued_in=_optional_text(row["continued_in"]) or None,
         forked_from=_optional_text(row["forked_from"]) or None,
+        capsule_id=_optional_text(row["capsule_id"]) or None,
+        capsule_digest=_optional_text(row["capsule_digest"]) or None,
     )
 
 
@@ -417,6 +420,8 @@ def run_from_row(row: aiosqlite.Row) -> Run:
         stderr_tail=_optional_text(row["stderr_tail"]),
         last_output_at=_optional_time(row["last_output_at"]),
         owner_kind=_text(row["owner_kind"]) or "other",
+        capsule_id=_optional_text(row["capsule_id"]) or None,
+        capsule_digest=_optional_text(row["capsule_digest"]) or None,
         owner_host=_optional_text(row["owner_host"]),
         owner_pid=row["owner_pid"] if isinstance(row["owner_pid"], int) else None,
     )
