@@ -1,0 +1,79 @@
+"""Helpers of the capsule editor tests: a git repository, the editor app, waiting on it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from tui_support import fixed_clock, wait_until
+
+from tui.capsule_app import CapsuleEditorApp, create_capsule_app
+from tui.screens.capsule_editor import CapsuleEditorScreen
+
+FAST_CHECKS = 0.05
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def make_repo(folder: Path, files: dict[str, str] | None = None) -> Path:
+    """A real git repository on branch ``feature/capsules`` with ``files`` committed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    git(folder, "init", "-q", "-b", "feature/capsules")
+    git(folder, "config", "user.email", "t@example.com")
+    git(folder, "config", "user.name", "Test")
+    for name, text in (files or {"README.md": "hello\n"}).items():
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "first")
+    return folder
+
+
+def editor_app(
+    data_dir: Path,
+    repo: Path,
+    path: Path | None = None,
+    session: str | None = None,
+    **kwargs: Any,
+) -> CapsuleEditorApp:
+    options: dict[str, Any] = {
+        "clock": fixed_clock,
+        "check_delay": FAST_CHECKS,
+        "cursor_blink": False,
+    }
+    return create_capsule_app(data_dir, repo, path, session, **(options | kwargs))
+
+
+def editor(pilot: Pilot[Any]) -> CapsuleEditorScreen:
+    for screen in pilot.app.screen_stack:
+        if isinstance(screen, CapsuleEditorScreen):
+            return screen
+    raise AssertionError("the capsule editor is not open")
+
+
+async def opened(pilot: Pilot[Any]) -> CapsuleEditorScreen:
+    """Wait until the editor shows its text and its first check."""
+    await wait_until(
+        pilot,
+        lambda: any(isinstance(s, CapsuleEditorScreen) for s in pilot.app.screen_stack),
+        what="the capsule editor",
+    )
+    screen = editor(pilot)
+    await wait_until(pilot, lambda: screen.checked_text is not None, what="the first check")
+    return screen
+
+
+async def checked(pilot: Pilot[Any]) -> CapsuleEditorScreen:
+    """Wait until the checks have seen the text as it is now."""
+    screen = editor(pilot)
+    await wait_until(
+        pilot, lambda: screen.checked_text == screen.text_area.text, what="the checks to catch up"
+    )
+    return screen
