@@ -8,8 +8,9 @@ rule the rest of the app cannot afford: **high-entropy strings**, random-looking
 tokens with no name around them. Redacting every history row with that rule would
 mask too much, but a capsule is short and a person reviews what it flags.
 
-Hex digests (commit and blob ids, UUIDs) are never flagged: capsules cite them by
-design (``references:``, transcript highlights).
+What capsules cite by design is never flagged: hex digests (commit and blob ids,
+UUIDs), the ids agents give messages, tool calls and requests (``msg_…``, ``toolu_…``,
+``call_…``, ``req_…``: a transcript highlight names its message) and URLs' paths.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ identifier (``HTTP2ServerConfigV3Builder``), not a key."""
 # A run of characters a key or a base64 blob is made of, not touching another one.
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
 _WORD_RUN = re.compile(r"[a-z]{3,}|[A-Z]{3,}")
+# Ids agents and their APIs generate (random, and quoted on purpose): not secrets.
+_AGENT_ID = re.compile(r"(?:msg|toolu|srvtoolu|call|req|resp|rs|fc|chatcmpl)[_-]")
+# A URL up to its query: its path may look random (``/status/1977645937225822664``)
+# and a secret in its query is a ``key=value`` the context rules find.
+_URL_PATH = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{0,20}://[^\s?#\"'<>()\[\]]+")
 
 # What each kind looks like, for the message (the secret itself is never quoted).
 _DESCRIPTIONS = {
@@ -72,11 +78,14 @@ def looks_random(token: str) -> bool:
 
 
 def _high_entropy_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Random-looking tokens in ``text`` outside the spans already found."""
+    """Random-looking tokens in ``text`` outside the spans already found and URLs."""
+    skip = taken + [m.span() for m in _URL_PATH.finditer(text)] if "://" in text else taken
     spans = []
     for match in _TOKEN.finditer(text):
         start, end = match.span()
-        if any(start < t_end and t_start < end for t_start, t_end in taken):
+        if any(start < s_end and s_start < end for s_start, s_end in skip):
+            continue
+        if _AGENT_ID.match(match.group()):
             continue
         if looks_random(match.group()):
             spans.append((start, end))

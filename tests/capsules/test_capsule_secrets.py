@@ -138,6 +138,12 @@ def test_random_keys_are_found_and_identifiers_digests_and_paths_are_not() -> No
         "src/components/UserProfile2Card/index.tsx",
         "2026-11-23T21:35:21Z",
         "ALL_CAPS_CONSTANT_NAME_2",
+        # ids of messages, tool calls and requests a transcript highlight cites
+        "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "toolu_01A09q90qw90lq917835lq9",
+        "call_AvUkcEDS8tiUyr1JW8hw2z43",
+        "req_011CUjzhV8Rv3bG5nKwQpX2m",
+        "https://x.com/Some_One/status/1977645937225822664",
     ]
     for text in not_secrets:
         assert secret_problems(f"see {text} there") == [], text
