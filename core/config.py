@@ -163,6 +163,13 @@ class Settings(BaseModel):
         description="show Claude Code's warm-up sub-agents (a lone 'Warmup' prompt) too",
     )
     context: ContextSettings = Field(default_factory=ContextSettings)
+    capsule_max_tokens: int = Field(
+        default=5_000,
+        gt=0,
+        description=(
+            "a sub-agent's prompt ceiling in tokens: a capsule body over 80% of it is refused"
+        ),
+    )
 
 
 def load_settings(data_dir: Path) -> Settings:

@@ -170,6 +170,24 @@ class DocumentInvalid(DelegateError):
     code = "document_invalid"
 
 
+class CapsuleNotFound(DelegateError):
+    """No capsule where one was asked for (``latest`` of a branch without one, a missing file)."""
+
+    code = "capsule_not_found"
+
+
+class CapsulePathUnsafe(DelegateError):
+    """A capsule path outside the repository, through a symbolic link, or not a regular file."""
+
+    code = "capsule_path_unsafe"
+
+
+class InboxEntryUnknown(DelegateError):
+    """No outstanding remember-later entry has this id (never written, or consumed already)."""
+
+    code = "inbox_entry_unknown"
+
+
 class ContinuationFailed(DelegateError):
     """The session that was to continue a hand-off did not start (its first run failed)."""
 

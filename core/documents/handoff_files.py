@@ -14,13 +14,19 @@ import contextlib
 import os
 import re
 import stat
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.documents import safe_files
+from core.documents.safe_files import (
+    read_regular_text,
+    real_folder,
+    replace_file,
+    write_temporary,
+)
 from core.errors import DocumentInvalid
 
-DELEGATE_DIR = ".delegate"
+DELEGATE_DIR = safe_files.DELEGATE_DIR
 HANDOFFS_DIR = "handoffs"
 ARCHIVE_DIR = "archive"
 PENDING_NOTE = "HANDOFF_PENDING.md"
@@ -33,46 +39,9 @@ def handoffs_dir(repo: Path) -> Path:
     return repo / DELEGATE_DIR / HANDOFFS_DIR
 
 
-def _real_folder(path: Path) -> None:
-    """Create ``path`` (0755) unless it exists; refuse anything there but a folder."""
-    try:
-        os.mkdir(path, 0o755)
-        return
-    except FileExistsError:
-        pass
-    mode = os.lstat(path).st_mode
-    if not stat.S_ISDIR(mode):
-        what = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
-        raise DocumentInvalid(f"{path} is {what}; hand-offs are written only into real folders")
-
-
 def ensure_folders(repo: Path, *parts: str) -> Path:
     """``repo/.delegate/<parts…>``, each level created or checked as a real folder."""
-    folder = repo
-    for part in (DELEGATE_DIR, *parts):
-        folder = folder / part
-        _real_folder(folder)
-    return folder
-
-
-def _write_whole(folder: Path, data: bytes) -> Path:
-    """``data`` in a new temporary file of ``folder``, synced; its path."""
-    temporary = folder / f".handoff-{uuid.uuid4().hex}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(temporary, flags, 0o644)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    return temporary
+    return safe_files.ensure_folders(repo, *parts, what="hand-offs")
 
 
 def handoff_name(created: datetime, attempt: int = 1) -> str:
@@ -87,7 +56,7 @@ def write_handoff_file(repo: Path, text: str, created: datetime) -> Path:
     a folder on the way is not a real folder; nothing is left behind either way.
     """
     folder = ensure_folders(repo, HANDOFFS_DIR)
-    temporary = _write_whole(folder, text.encode("utf-8"))
+    temporary = write_temporary(folder, text.encode("utf-8"))
     try:
         for attempt in range(1, 1000):
             final = folder / handoff_name(created, attempt)
@@ -102,18 +71,6 @@ def write_handoff_file(repo: Path, text: str, created: datetime) -> Path:
             os.unlink(temporary)
 
 
-def _replace(folder: Path, name: str, text: str) -> Path:
-    temporary = _write_whole(folder, text.encode("utf-8"))
-    final = folder / name
-    try:
-        os.replace(temporary, final)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    return final
-
-
 def write_pending_note(repo: Path, document: Path, command: str) -> Path:
     """``HANDOFF_PENDING.md`` beside the document: a person continues it (seed 003 §4)."""
     folder = ensure_folders(repo, HANDOFFS_DIR)
@@ -124,7 +81,7 @@ def write_pending_note(repo: Path, document: Path, command: str) -> Path:
         f"    {command}\n\n"
         "or open it from delegate's panel. This note goes away once a session continues it.\n"
     )
-    return _replace(folder, PENDING_NOTE, text)
+    return replace_file(folder, PENDING_NOTE, text)
 
 
 def clear_pending_note(repo: Path) -> None:
@@ -137,26 +94,7 @@ def clear_pending_note(repo: Path) -> None:
 
 def read_handoff_file(path: Path) -> str:
     """A hand-off's text: a regular file (no symlink, no FIFO), UTF-8, at most 1 MB."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise DocumentInvalid(f"no hand-off file at {path}") from None
-    except OSError as exc:
-        raise DocumentInvalid(f"cannot open {path} as a hand-off: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise DocumentInvalid(f"{path} is not a regular file")
-        if info.st_size > MAX_READ_BYTES:
-            raise DocumentInvalid(f"{path} is {info.st_size:,} bytes; a hand-off is at most 1 MB")
-        data = os.read(fd, MAX_READ_BYTES + 1)
-    finally:
-        os.close(fd)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DocumentInvalid(f"{path} is not UTF-8 text") from None
+    return read_regular_text(path, what="hand-off", max_bytes=MAX_READ_BYTES)
 
 
 def created_from_name(path: Path) -> datetime | None:
@@ -170,7 +108,7 @@ def created_from_name(path: Path) -> datetime | None:
 def archive_file(path: Path) -> Path:
     """Move a hand-off into ``archive/`` beside it (never over another); its new path."""
     folder = path.parent / ARCHIVE_DIR
-    _real_folder(folder)
+    real_folder(folder, "hand-offs")
     if not stat.S_ISREG(os.lstat(path).st_mode):
         raise DocumentInvalid(f"{path} is not a regular file")
     target = folder / path.name

@@ -1,0 +1,114 @@
+"""Files under a repository's ``.delegate/`` written and read without trusting the disk.
+
+Shared by every kind of context document (hand-offs, capsules, the capsule inbox):
+every folder on the way must be a real folder (a symlink planted at ``.delegate``
+must not redirect a write), a file is written whole or not at all (a temporary
+file, synced, then linked or renamed under its final name), and only regular
+files of a bounded size are read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import uuid
+from pathlib import Path
+
+from core.errors import DocumentInvalid
+
+DELEGATE_DIR = ".delegate"
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def real_folder(path: Path, what: str = "documents") -> None:
+    """Create ``path`` (0755) unless it exists; refuse anything there but a folder."""
+    try:
+        os.mkdir(path, 0o755)
+        return
+    except FileExistsError:
+        pass
+    mode = os.lstat(path).st_mode
+    if not stat.S_ISDIR(mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
+        raise DocumentInvalid(f"{path} is {kind}; {what} are written only into real folders")
+
+
+def ensure_folders(repo: Path, *parts: str, what: str = "documents") -> Path:
+    """``repo/.delegate/<parts…>``, each level created or checked as a real folder."""
+    folder = repo
+    for part in (DELEGATE_DIR, *parts):
+        folder = folder / part
+        real_folder(folder, what)
+    return folder
+
+
+def write_temporary(folder: Path, data: bytes) -> Path:
+    """``data`` in a new temporary file of ``folder``, synced; its path."""
+    temporary = folder / f".delegate-{uuid.uuid4().hex}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NO_FOLLOW
+    fd = os.open(temporary, flags, 0o644)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return temporary
+
+
+def replace_file(folder: Path, name: str, text: str) -> Path:
+    """Write ``folder/name`` whole, replacing what was there (readers see old or new)."""
+    temporary = write_temporary(folder, text.encode("utf-8"))
+    final = folder / name
+    try:
+        os.replace(temporary, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return final
+
+
+def read_regular_text(path: Path, *, what: str, max_bytes: int) -> str:
+    """A regular file's UTF-8 text (no symlink, no FIFO), at most ``max_bytes``.
+
+    Raises :class:`DocumentInvalid` naming ``what`` the file was meant to be.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | _NO_FOLLOW
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise DocumentInvalid(f"no {what} file at {path}") from None
+    except OSError as exc:
+        raise DocumentInvalid(f"cannot open {path} as a {what}: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise DocumentInvalid(f"{path} is not a regular file")
+        if info.st_size > max_bytes:
+            raise DocumentInvalid(
+                f"{path} is {info.st_size:,} bytes; a {what} is at most {max_bytes:,} bytes"
+            )
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, max_bytes + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise DocumentInvalid(f"{path} grew past {max_bytes:,} bytes while being read")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DocumentInvalid(f"{path} is not UTF-8 text") from None
