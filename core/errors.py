@@ -194,6 +194,13 @@ class ContinuationFailed(DelegateError):
     code = "continuation_failed"
 
 
+class CapsuleRequestFailed(DelegateError):
+    """A session asked for its capsule did not give one: the run failed or took too long,
+    or its reply held no capsule. Nothing was saved."""
+
+    code = "capsule_request_failed"
+
+
 class HookSettingsUnusable(DelegateError):
     """An agent's settings file cannot take delegate's hooks (unreadable, not a regular
     file, not the format the agent reads); the message names the file and what to fix."""
