@@ -8,6 +8,10 @@ import pytest
 
 from core.events import (
     HISTORY_EVENT,
+    CapsuleGap,
+    CapsuleInjected,
+    CapsuleSaved,
+    CapsuleStale,
     CheckpointMarked,
     ChildClamped,
     ContextThresholdCrossed,
@@ -21,6 +25,7 @@ from tui.cli_watch import describe
 
 AT = datetime(2026, 11, 23, tzinfo=UTC)
 PARENT, CHILD = "aaaaaaaa-1111", "bbbbbbbb-2222"
+CAPSULE = "/repo/.delegate/capsules/main/20261123T101010Z.md"
 
 EVENTS = [
     (
@@ -88,6 +93,58 @@ EVENTS = [
         ),
         ["bbbbbbbb", "aaaaaaaa", "interrupted"],
     ),
+    (
+        CapsuleSaved(
+            at=AT,
+            conversation_id=PARENT,
+            agent_id="echo",
+            document_id="1a2b3c4d-e5",
+            path=CAPSULE,
+            producer="agent",
+            draft=True,
+        ),
+        ["capsule 1a2b3c4d", "drafted", "aaaaaaaa", "main/20261123T101010Z.md", "review"],
+    ),
+    (
+        CapsuleSaved(
+            at=AT, conversation_id="", document_id="1a2b3c4d-e5", path=CAPSULE, producer="person"
+        ),
+        ["capsule 1a2b3c4d", "saved", "main/20261123T101010Z.md"],
+    ),
+    (
+        CapsuleInjected(
+            at=AT,
+            conversation_id=CHILD,
+            run_id="r1",
+            agent_id="echo",
+            document_id="1a2b3c4d-e5",
+            digest="sha256:0123456789abcdef",
+            path=CAPSULE,
+            accepted=("reference_stale",),
+        ),
+        ["bbbbbbbb", "capsule 1a2b3c4d", "digest 01234567", "accepted reference_stale"],
+    ),
+    (
+        CapsuleGap(
+            at=AT,
+            conversation_id=CHILD,
+            run_id="r1",
+            agent_id="echo",
+            document_id="1a2b3c4d-e5",
+            note="which\x1b[2J currency\nand more",
+        ),
+        ["bbbbbbbb", "gap", "capsule 1a2b3c4d", "which"],
+    ),
+    (
+        CapsuleStale(
+            at=AT,
+            conversation_id="",
+            document_id="1a2b3c4d-e5",
+            path=CAPSULE,
+            changed=("a.py", "b.py", "c.py", "d.py"),
+        ),
+        ["capsule 1a2b3c4d", "stale", "4 files changed", "a.py", "(+1)"],
+    ),
 ]
 
 
@@ -97,3 +154,5 @@ def test_each_context_event_reads_as_a_sentence(event: object, words: list[str])
     for word in words:
         assert word in line
     assert not line.endswith(getattr(event, "kind", "?"))
+    assert "\x1b" not in line
+    assert "\n" not in line

@@ -22,6 +22,10 @@ from typing import Any
 
 from core.events import (
     BusEvent,
+    CapsuleGap,
+    CapsuleInjected,
+    CapsuleSaved,
+    CapsuleStale,
     CheckpointMarked,
     ChildClamped,
     ContextThresholdCrossed,
@@ -214,6 +218,27 @@ def _what(event: BusEvent) -> str:
             if event.restored:
                 return f"restored {where}"
             return f"checkpoint marked in {where}"
+        case CapsuleSaved():
+            how = "drafted (waiting for review)" if event.draft else "saved"
+            by = f" by {_short(event.conversation_id)}" if event.conversation_id else ""
+            return f"{_capsule(event.document_id)} {how}{by}: {_path(event.path)}"
+        case CapsuleInjected():
+            accepted = f" (accepted {', '.join(event.accepted)})" if event.accepted else ""
+            return (
+                f"launched {_short(event.conversation_id)} with {_capsule(event.document_id)}"
+                f" · digest {_short(event.digest.removeprefix('sha256:'))}{_safe(accepted)}"
+            )
+        case CapsuleGap():
+            return (
+                f"{_short(event.conversation_id)} reports a gap in"
+                f" {_capsule(event.document_id)}: {_first_line(event.note)}"
+            )
+        case CapsuleStale():
+            changed = len(event.changed)
+            return (
+                f"{_capsule(event.document_id)} stale: {changed} file{'s' if changed != 1 else ''}"
+                f" changed ({_paths(event.changed)}): {_path(event.path)}"
+            )
     return event.kind
 
 
@@ -227,6 +252,28 @@ def _path(path: str) -> str:
     from tui.safe_text import visible
 
     return visible(path)
+
+
+def _safe(text: str) -> str:
+    from tui.safe_text import visible
+
+    return visible(text)
+
+
+def _first_line(text: str) -> str:
+    from tui.safe_text import first_line
+
+    return first_line(text, 100)
+
+
+def _capsule(document_id: str) -> str:
+    return f"capsule {_short(document_id)}"
+
+
+def _paths(paths: tuple[str, ...]) -> str:
+    shown = ", ".join(_path(p) for p in paths[:IDS_SHOWN])
+    more = len(paths) - IDS_SHOWN
+    return f"{shown} (+{more})" if more > 0 else shown
 
 
 def _ids(ids: tuple[str, ...]) -> str:

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from core.events import ContextThresholdCrossed
 from core.models import ContextLevel, ContextUsage, Message, Role
-from tui.safe_text import first_line
+from tui.safe_text import first_line, visible
 
 
 def ago(moment: datetime, now: datetime) -> str:
@@ -97,6 +97,15 @@ def message_number(seq: int) -> str:
 
 def short_id(conversation_id: str) -> str:
     return conversation_id[:8]
+
+
+def capsule_label(document_id: str, digest: str | None) -> str:
+    """``capsule 1a2b3c4d · digest 9f86d081``: a capsule as one safe phrase (the digest's
+    ``sha256:`` prefix dropped; none recorded, none shown)."""
+    label = f"capsule {visible(short_id(document_id))}"
+    if digest:
+        label += f" · digest {visible(digest.removeprefix('sha256:')[:8])}"
+    return label
 
 
 def tool_label(message: Message) -> str | None:

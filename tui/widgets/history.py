@@ -15,6 +15,10 @@ from textual.message import Message
 from textual.widgets import Static
 
 from core.events import (
+    CapsuleGap,
+    CapsuleInjected,
+    CapsuleSaved,
+    CapsuleStale,
     CheckpointMarked,
     ChildClamped,
     ContextThresholdCrossed,
@@ -91,11 +95,17 @@ class HistoryCell(Static, can_focus=True):
         e = self.event
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(self.heading(), "bold")
-        text.append(f"  {e.agent_id} · {fmt.short_id(e.conversation_id)}")
+        # A capsule a person wrote has neither agent nor session: nothing to name.
+        who = " · ".join(part for part in (e.agent_id, fmt.short_id(e.conversation_id)) if part)
+        if who:
+            text.append(f"  {visible(who)}")
         run_id = getattr(e, "run_id", None)
         if run_id:
             text.append(f" · run {fmt.short_id(run_id)}", "dim")
-        text.append(f" · {fmt.ago(e.at, self._clock())}", "dim")
+        text.append(
+            f" · {fmt.ago(e.at, self._clock())}" if who else f"  {fmt.ago(e.at, self._clock())}",
+            "dim",
+        )
         text.append("\n")
         text.append_text(self.detail())
         return text
@@ -105,7 +115,10 @@ class HistoryCell(Static, can_focus=True):
         return self.event.conversation_id
 
     def action_open(self) -> None:
-        self.post_message(self.Selected(self.opens()))
+        if session := self.opens():
+            self.post_message(self.Selected(session))
+        else:
+            self.notify("No session goes with this event.", timeout=3)
 
 
 def _usage(e: FollowUpCompleted | DelegateFinished) -> str:
@@ -345,6 +358,75 @@ class CheckpointCell(HistoryCell):
         return Text(f"at message {fmt.message_number(e.seq)}{label}")
 
 
+# --- capsules: saved, carried by a launch, a gap reported, gone stale ---------
+
+
+def _capsule_file(path: str) -> str:
+    """``<branch>/<stamp>.md``: where a capsule sits under the repository's capsules."""
+    return visible("/".join(path.rsplit("/", 2)[-2:])) or "(no file)"
+
+
+class CapsuleSavedCell(HistoryCell):
+    """A capsule saved; a draft is the agent's answer, waiting for a person's review."""
+
+    def heading(self) -> str:
+        assert isinstance(self.event, CapsuleSaved)
+        return "◆ capsule drafted" if self.event.draft else "◆ capsule saved"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, CapsuleSaved)
+        by = {"agent": "by the agent", "person": "by you"}.get(e.producer, e.producer)
+        text = Text(f"{visible(by)} · {_capsule_file(e.path)}")
+        if e.draft:
+            text.append(" · waiting for your review", "bold yellow")
+        return text
+
+
+class CapsuleInjectedCell(HistoryCell):
+    """A launch whose first prompt carried a capsule (and what a person accepted)."""
+
+    title = "◆ launched with a capsule"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, CapsuleInjected)
+        text = Text(fmt.capsule_label(e.document_id, e.digest))
+        text.append(f" · {_capsule_file(e.path)}")
+        if e.accepted:
+            text.append(f" · accepted: {visible(', '.join(e.accepted))}", "yellow")
+        return text
+
+
+class CapsuleGapCell(HistoryCell):
+    """The session said its capsule lacked something it needed."""
+
+    title = "⚠ capsule gap"
+    css_class = "-context"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, CapsuleGap)
+        return Text(first_line(e.note or "(no note)", 100), "yellow")
+
+
+class CapsuleStaleCell(HistoryCell):
+    """Files the capsule references changed since it was written."""
+
+    title = "⚠ capsule stale"
+    css_class = "-context"
+    FILES_SHOWN: ClassVar[int] = 3
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, CapsuleStale)
+        shown = ", ".join(visible(path) for path in e.changed[: self.FILES_SHOWN])
+        more = len(e.changed) - self.FILES_SHOWN
+        files = f"{shown} (+{more})" if more > 0 else shown
+        count = f"{len(e.changed)} file{'s' if len(e.changed) != 1 else ''} changed"
+        return Text(f"{_capsule_file(e.path)} · {count}: {files}")
+
+
 EventKey = tuple[str, str, str | None, datetime]
 
 
@@ -378,6 +460,10 @@ def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
         "handoff_failed": HandoffFailedCell,
         "session_continued": SessionContinuedCell,
         "checkpoint_marked": CheckpointCell,
+        "capsule_saved": CapsuleSavedCell,
+        "capsule_injected": CapsuleInjectedCell,
+        "capsule_gap": CapsuleGapCell,
+        "capsule_stale": CapsuleStaleCell,
     }.get(event.kind, HistoryCell)
     return cell_class(event, clock)
 
