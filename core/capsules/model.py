@@ -8,10 +8,12 @@ gives back the same text.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Literal
+import re
+from datetime import UTC, datetime
+from pathlib import PurePosixPath
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SECTIONS: tuple[str, ...] = (
     "Mission Snapshot",
@@ -39,6 +41,16 @@ CEILING_SHARE = 0.8
 MAX_HIGHLIGHTS = 5
 """Transcript highlights a capsule may keep (each with a timestamp, message or commit)."""
 
+REQUIRED_KEYS: tuple[str, ...] = (
+    "branch",
+    "source_session",
+    "created_at",
+    "primary_objective",
+    "token_budget",
+    "version",
+)
+"""Keys every capsule's front matter must give (the seed's envelope)."""
+
 FRONT_MATTER_KEYS: tuple[str, ...] = (
     "branch",
     "source_session",
@@ -52,6 +64,41 @@ FRONT_MATTER_KEYS: tuple[str, ...] = (
 """Known keys, in the order they are rendered; ``template`` and ``references`` optional."""
 
 Template = Literal["full", "mini"]
+TEMPLATES: tuple[str, ...] = ("full", "mini")
+
+_BLOB = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # git's sha1 or sha256 object ids
+_VERSION = re.compile(r"\d+(?:\.\d+)*")
+
+
+def section_key(title: str) -> str:
+    """How a heading is matched to the outline: case and spacing do not matter."""
+    return " ".join(title.split()).casefold()
+
+
+def reference_path_problem(path: str) -> str | None:
+    """Why ``path`` cannot be a reference (None: it can): references are relative to
+    the repository root, with POSIX separators, and never leave it."""
+    if not path or path != path.strip():
+        return "a reference needs a path relative to the repository root"
+    if "\\" in path or any(ord(c) < 32 for c in path):
+        return f"reference path {path!r} must use / separators and no control characters"
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or ".." in pure.parts:
+        return f"reference path {path!r} must stay inside the repository (relative, no ..)"
+    return None
+
+
+def blob_problem(blob: str) -> str | None:
+    """Why ``blob`` is not a git blob id (None: it is)."""
+    if _BLOB.fullmatch(blob) is None:
+        return f"blob {blob!r} is not a git object id (40 or 64 lowercase hex digits)"
+    return None
+
+
+def version_problem(version: str) -> str | None:
+    if _VERSION.fullmatch(version) is None:
+        return f"version {version!r} is not a dotted number such as 0.1"
+    return None
 
 
 class _Frozen(BaseModel):
@@ -65,8 +112,25 @@ class Reference(_Frozen):
     path: str  # relative to the repository root, POSIX separators
     blob: str | None = None
 
+    @field_validator("path")
+    @classmethod
+    def _relative_path(cls, path: str) -> str:
+        if (problem := reference_path_problem(path)) is not None:
+            raise ValueError(problem)
+        return path
+
+    @field_validator("blob")
+    @classmethod
+    def _blob_id(cls, blob: str | None) -> str | None:
+        if blob is not None and (problem := blob_problem(blob)) is not None:
+            raise ValueError(problem)
+        return blob
+
 
 class FrontMatter(_Frozen):
+    """The envelope's metadata. A miniature capsule (``template="mini"``) built without a
+    ``token_budget`` gets ``MINI_BUDGET``; ``created_at`` is kept in UTC."""
+
     branch: str
     source_session: str
     created_at: datetime  # UTC
@@ -76,6 +140,27 @@ class FrontMatter(_Frozen):
     template: Template = "full"
     references: tuple[Reference, ...] = ()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _mini_budget(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("template") == "mini":
+            data.setdefault("token_budget", MINI_BUDGET)
+        return data
+
+    @field_validator("created_at")
+    @classmethod
+    def _utc(cls, created_at: datetime) -> datetime:
+        if created_at.tzinfo is None:
+            raise ValueError("created_at needs a time zone (UTC)")
+        return created_at.astimezone(UTC)
+
+    @field_validator("version")
+    @classmethod
+    def _dotted_version(cls, version: str) -> str:
+        if (problem := version_problem(version)) is not None:
+            raise ValueError(problem)
+        return version
+
     @property
     def outline(self) -> tuple[str, ...]:
         return MINI_SECTIONS if self.template == "mini" else SECTIONS
@@ -83,11 +168,22 @@ class FrontMatter(_Frozen):
 
 class Section(_Frozen):
     """A level-1 section: its title as written and its body verbatim (every line after
-    the heading up to the next level-1 heading, newlines included)."""
+    the heading up to the next level-1 heading, newlines included). ``heading`` is the
+    heading line as written, newline included ("" when built: ``# {title}``)."""
 
     title: str
     body: str
-    line: int  # 1-based line of the heading in the text it was parsed from (0: built)
+    line: int = 0  # 1-based line of the heading in the text it was parsed from (0: built)
+    heading: str = ""
+
+    @property
+    def heading_text(self) -> str:
+        """The heading line as it is rendered."""
+        return self.heading or f"# {self.title}\n"
+
+    @property
+    def key(self) -> str:
+        return section_key(self.title)
 
 
 class Capsule(_Frozen):
@@ -101,9 +197,17 @@ class Capsule(_Frozen):
     front_matter_text: str | None = None
 
     def section(self, title: str) -> Section | None:
-        return next((s for s in self.sections if s.title == title), None)
+        """The first section with this title (case and spacing ignored)."""
+        key = section_key(title)
+        return next((s for s in self.sections if s.key == key), None)
 
     @property
     def body(self) -> str:
         """Everything after the front matter: what is injected and what the budget counts."""
-        return self.preamble + "".join(f"# {s.title}\n{s.body}" for s in self.sections)
+        return self.preamble + "".join(_section_text(s) for s in self.sections)
+
+
+def _section_text(section: Section) -> str:
+    if section.heading or not section.body or section.body.endswith("\n"):
+        return section.heading_text + section.body
+    return section.heading_text + section.body + "\n"  # built: every section ends its line

@@ -1,0 +1,136 @@
+"""A capsule's Markdown, read into the model and written back byte for byte.
+
+Parsing splits the text at the front matter's delimiters and at level-1 headings
+(``# Title``, outside fenced code), and keeps every byte: the front-matter block as
+written, the prose before the first section, each heading line and body verbatim. So
+``render_capsule(parse_capsule(text)) == text`` for any text ``parse_capsule`` accepts,
+and a capsule built in code renders canonically.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.capsules.front_matter import is_delimiter, read_front_matter, render_front_matter
+from core.capsules.model import Capsule, FrontMatter, Section
+from core.documents.problems import Problem
+from core.errors import DelegateError
+
+__all__ = [
+    "CapsuleSyntaxError",
+    "FrontMatterBlock",
+    "parse_capsule",
+    "read_capsule",
+    "render_capsule",
+    "split_sections",
+]
+
+_HEADING = re.compile(r"#[ \t]+(?P<title>.*?)[ \t]*(?:[ \t]#+)?[ \t]*$")
+_FENCE = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})")
+
+
+class CapsuleSyntaxError(DelegateError):
+    """A capsule without usable front matter: it cannot be read at all. ``problems``
+    says where (what ``validate_capsule`` reports for it)."""
+
+    code = "capsule_syntax"
+
+    def __init__(self, message: str, problems: list[Problem]) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+@dataclass(frozen=True, slots=True)
+class FrontMatterBlock:
+    """Where the front matter is: its text (delimiters included), the 1-based line of the
+    closing delimiter, and the body after it."""
+
+    text: str
+    closing_line: int
+    body: str
+
+
+def split_front_matter(text: str) -> FrontMatterBlock:
+    """The front-matter block at the top of ``text``; CapsuleSyntaxError when there is none
+    (the first line is not ``---``, or no later line closes it)."""
+    lines = text.splitlines(keepends=True)
+    if not lines or not is_delimiter(lines[0]):
+        problem = Problem(
+            1,
+            "front_matter_missing",
+            "a capsule starts with a front-matter block: a `---` line, the keys, a `---` line",
+        )
+        raise CapsuleSyntaxError(problem.message, [problem])
+    for index in range(1, len(lines)):
+        if is_delimiter(lines[index]):
+            return FrontMatterBlock(
+                text="".join(lines[: index + 1]),
+                closing_line=index + 1,
+                body="".join(lines[index + 1 :]),
+            )
+    problem = Problem(
+        1, "front_matter_missing", "the front matter opened on line 1 is never closed by `---`"
+    )
+    raise CapsuleSyntaxError(problem.message, [problem])
+
+
+def split_sections(body: str, first_line: int = 1) -> tuple[str, tuple[Section, ...]]:
+    """The prose before the first level-1 heading, and the sections (each with the line
+    of its heading, counting ``body``'s first line as ``first_line``)."""
+    preamble: list[str] = []
+    sections: list[tuple[str, int, str, list[str]]] = []  # title, line, heading, body lines
+    fence: str | None = None
+    for number, line in enumerate(body.splitlines(keepends=True), start=first_line):
+        opened = _FENCE.match(line)
+        if opened is not None:
+            marker = opened["fence"]
+            if fence is None:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence):
+                fence = None
+        heading = _HEADING.fullmatch(line.rstrip("\r\n")) if fence is None else None
+        if heading is not None and heading["title"]:
+            sections.append((heading["title"], number, line, []))
+        elif sections:
+            sections[-1][3].append(line)
+        else:
+            preamble.append(line)
+    return "".join(preamble), tuple(
+        Section(title=title, body="".join(lines), line=number, heading=heading)
+        for title, number, heading, lines in sections
+    )
+
+
+def read_capsule(text: str) -> tuple[Capsule, list[Problem]]:
+    """The capsule in ``text`` and the problems of its front matter (what ``parse_capsule``
+    forgives). Raises CapsuleSyntaxError when there is no front matter."""
+    block = split_front_matter(text)
+    inner = block.text.splitlines(keepends=True)[1:-1]
+    front, problems = read_front_matter(inner, 2, block.closing_line)
+    preamble, sections = split_sections(block.body, block.closing_line + 1)
+    capsule = Capsule(
+        front=front, sections=sections, preamble=preamble, front_matter_text=block.text
+    )
+    return capsule, problems
+
+
+def parse_capsule(text: str) -> Capsule:
+    """The capsule in ``text``, every byte kept.
+
+    Raises CapsuleSyntaxError (with ``problems``) only when there is no usable front
+    matter; unknown keys and bad values are left to ``validate_capsule`` (defaults
+    stand in for them in the result).
+    """
+    return read_capsule(text)[0]
+
+
+def render_capsule(capsule: Capsule) -> str:
+    """The capsule's Markdown: a parsed capsule's exact text, a built one's canonical."""
+    front = capsule.front_matter_text
+    return (front if front is not None else render_front_matter(capsule.front)) + capsule.body
+
+
+def with_front(capsule: Capsule, front: FrontMatter) -> Capsule:
+    """``capsule`` with new front matter, rendered canonically (the body kept verbatim)."""
+    return capsule.model_copy(update={"front": front, "front_matter_text": None})
