@@ -107,24 +107,12 @@ class _Frozen(BaseModel):
 
 class Reference(_Frozen):
     """A file the capsule relies on, with its git blob id when the capsule was written
-    (None: not tracked, or not in a git repository)."""
+    (None: not tracked, or not in a git repository). Not checked on construction: a
+    reference read from a capsule is untrusted data that every reader checks
+    (``reference_path_problem``, ``blob_problem``; validation reports both)."""
 
     path: str  # relative to the repository root, POSIX separators
     blob: str | None = None
-
-    @field_validator("path")
-    @classmethod
-    def _relative_path(cls, path: str) -> str:
-        if (problem := reference_path_problem(path)) is not None:
-            raise ValueError(problem)
-        return path
-
-    @field_validator("blob")
-    @classmethod
-    def _blob_id(cls, blob: str | None) -> str | None:
-        if blob is not None and (problem := blob_problem(blob)) is not None:
-            raise ValueError(problem)
-        return blob
 
 
 class FrontMatter(_Frozen):
@@ -150,8 +138,8 @@ class FrontMatter(_Frozen):
     @field_validator("created_at")
     @classmethod
     def _utc(cls, created_at: datetime) -> datetime:
-        if created_at.tzinfo is None:
-            raise ValueError("created_at needs a time zone (UTC)")
+        if created_at.tzinfo is None:  # built in code from a naive UTC clock
+            return created_at.replace(tzinfo=UTC)
         return created_at.astimezone(UTC)
 
     @field_validator("version")

@@ -203,21 +203,6 @@ def test_mini_front_matter_defaults_to_the_mini_budget() -> None:
     assert front.outline == MINI_SECTIONS
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [
-        {"path": "../outside"},
-        {"path": "/etc/passwd"},
-        {"path": "a\\b"},
-        {"path": ""},
-        {"path": "ok.py", "blob": "xyz"},
-    ],
-)
-def test_references_built_in_code_are_checked(bad: dict[str, str]) -> None:
-    with pytest.raises(ValueError, match=r"reference|blob"):
-        Reference(**bad)  # type: ignore[arg-type]
-
-
 @pytest.mark.parametrize("template", ["full", "mini"])
 def test_the_template_parses_to_its_outline(template: str) -> None:
     front = FRONT.model_copy(update={"template": template})
