@@ -6,6 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 from capsule_texts import HAND_WRITTEN, SEED_EXAMPLE
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.capsules.markdown import parse_capsule
 from core.capsules.model import MINI_BUDGET, FrontMatter
@@ -276,3 +278,31 @@ def test_a_big_capsule_reports_both_limits_in_line_order() -> None:
     codes = found(text)
     assert [code for _, code in codes] == ["over_budget", "over_prompt_ceiling"]
     assert codes[0][0] < codes[1][0]
+
+
+_PIECES = st.sampled_from(
+    [
+        "---\n",
+        "# Mission Snapshot\n",
+        "# Transcript Highlights\n",
+        "- ",
+        "  - ",
+        "\n",
+        "```\n",
+        "branch: x\n",
+        "token_budget: 5\n",
+        "references:\n",
+        "  - path: ../x\n",
+        "a",
+        "12:00",
+        "#",
+    ]
+)
+
+
+@given(st.lists(_PIECES, max_size=30).map("".join))
+def test_validate_never_raises_and_points_inside_the_text(text: str) -> None:
+    lines = max(1, len(text.splitlines()))
+    for problem in validate_capsule(text):
+        assert 1 <= problem.line <= lines, problem
+        assert problem.message
