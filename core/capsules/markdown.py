@@ -20,6 +20,7 @@ from core.errors import DelegateError
 __all__ = [
     "CapsuleSyntaxError",
     "FrontMatterBlock",
+    "lines_of",
     "parse_capsule",
     "read_capsule",
     "render_capsule",
@@ -28,6 +29,14 @@ __all__ = [
 
 _HEADING = re.compile(r"#[ \t]+(?P<title>.*?)[ \t]*(?:[ \t]#+)?[ \t]*$")
 _FENCE = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})")
+
+
+def lines_of(text: str) -> list[str]:
+    """``text`` cut after each ``\n`` (ends kept): lines as git, editors and ``path:line``
+    count them; other breaks (``\r`` alone, U+2028, form feeds) stay inside a line."""
+    lines = text.split("\n")
+    last = lines.pop()
+    return [line + "\n" for line in lines] + ([last] if last else [])
 
 
 class CapsuleSyntaxError(DelegateError):
@@ -54,8 +63,8 @@ class FrontMatterBlock:
 def split_front_matter(text: str) -> FrontMatterBlock:
     """The front-matter block at the top of ``text``; CapsuleSyntaxError when there is none
     (the first line is not ``---``, or no later line closes it)."""
-    lines = text.splitlines(keepends=True)
-    if not lines or not is_delimiter(lines[0]):
+    lines = lines_of(text)
+    if not lines or not is_delimiter(lines[0].removeprefix("\ufeff")):  # a BOM is kept
         problem = Problem(
             1,
             "front_matter_missing",
@@ -81,7 +90,7 @@ def split_sections(body: str, first_line: int = 1) -> tuple[str, tuple[Section, 
     preamble: list[str] = []
     sections: list[tuple[str, int, str, list[str]]] = []  # title, line, heading, body lines
     fence: str | None = None
-    for number, line in enumerate(body.splitlines(keepends=True), start=first_line):
+    for number, line in enumerate(lines_of(body), start=first_line):
         opened = _FENCE.match(line)
         if opened is not None:
             marker = opened["fence"]
@@ -106,7 +115,7 @@ def read_capsule(text: str) -> tuple[Capsule, list[Problem]]:
     """The capsule in ``text`` and the problems of its front matter (what ``parse_capsule``
     forgives). Raises CapsuleSyntaxError when there is no front matter."""
     block = split_front_matter(text)
-    inner = block.text.splitlines(keepends=True)[1:-1]
+    inner = lines_of(block.text)[1:-1]
     front, problems = read_front_matter(inner, 2, block.closing_line)
     preamble, sections = split_sections(block.body, block.closing_line + 1)
     capsule = Capsule(

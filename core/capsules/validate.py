@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from core.capsules.markdown import CapsuleSyntaxError, read_capsule, split_sections
+from core.capsules.markdown import CapsuleSyntaxError, lines_of, read_capsule, split_sections
 from core.capsules.model import (
     CEILING_SHARE,
     DEFAULT_BUDGET,
@@ -78,7 +78,7 @@ def _body_first_line(capsule: Capsule) -> int:
 
 
 def _last_line(text: str) -> int:
-    return max(1, len(text.splitlines()))
+    return max(1, len(lines_of(text)))
 
 
 def outline_problems(
@@ -157,7 +157,7 @@ def _nested_exploratory(first: dict[str, Section]) -> bool:
     return any(
         (match := _SUBHEADING.fullmatch(line.rstrip())) is not None
         and section_key(match["title"]).startswith("exploratory threads")
-        for line in highlights.body.splitlines()
+        for line in highlights.body.split("\n")
     )
 
 
@@ -167,7 +167,7 @@ def highlights(section: Section) -> list[tuple[int, str]]:
     hints, ignored; a ``##`` subheading ends the list)."""
     body = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), section.body)
     items: list[tuple[int, list[str]]] = []
-    for number, line in enumerate(body.splitlines(), start=section.line + 1):
+    for number, line in enumerate(body.split("\n"), start=section.line + 1):
         if _SUBHEADING.fullmatch(line.rstrip()):
             break
         if _ITEM.match(line):
@@ -235,7 +235,7 @@ def size_problems(body: str, first_line: int, *, budget: int, prompt_ceiling: in
 
 def _crossing_line(body: str, first_line: int, limit: int) -> int:
     """The line of ``body`` on which its running token count first exceeds ``limit``."""
-    lines = body.splitlines(keepends=True)
+    lines = lines_of(body)
     low, high = 1, len(lines)  # the shortest prefix of lines over the limit
     while low < high:
         middle = (low + high) // 2

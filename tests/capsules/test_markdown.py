@@ -45,6 +45,8 @@ def test_round_trip_is_byte_stable(text: str) -> None:
         "---\nbranch: x\n---",  # nothing after the front matter
         "---\n---\n# Mission Snapshot",  # empty front matter, a heading at the very end
         "---  \nbranch:   'it''s'   # a comment\n---\t\nprose only\n",
+        "\ufeff" + HAND_WRITTEN,  # a byte-order mark
+        HAND_WRITTEN.replace("review;", "review;\u2028\x0c\r"),  # breaks that are not lines
     ],
 )
 def test_round_trip_keeps_odd_bytes(text: str) -> None:
@@ -53,6 +55,9 @@ def test_round_trip_keeps_odd_bytes(text: str) -> None:
 
 _PIECES = st.sampled_from(
     [
+        "\u2028",
+        "\r",
+        "\ufeff",
         "# ",
         "## ",
         "#",

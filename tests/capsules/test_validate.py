@@ -174,6 +174,20 @@ def test_a_section_given_twice() -> None:
     assert found(text) == [(line_of(text, "# Pending Actions\n- [ ] one"), "section_order")]
 
 
+def test_lines_are_counted_at_newlines_only() -> None:
+    """``path:line`` as git and editors count it: U+2028, form feeds and a lone CR
+    inside a line do not start another."""
+    text = HAND_WRITTEN.replace("review;", "review;\u2028\x0c\r").replace(
+        HIGHLIGHTS, "- cites nothing\n"
+    )
+    assert found(text) == [(line_of(text, "- cites nothing"), "highlight_unreferenced")]
+    assert parse_capsule(text).sections[0].line == line_of(text, "# Mission Snapshot")
+
+
+def test_a_byte_order_mark_before_the_front_matter_is_fine() -> None:
+    assert validate_capsule("\ufeff" + HAND_WRITTEN) == []
+
+
 def test_headings_match_whatever_their_case_and_spacing() -> None:
     text = HAND_WRITTEN.replace("# Knowledge Base", "#   knowledge   BASE  ")
     assert validate_capsule(text) == []
