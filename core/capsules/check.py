@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from core.capsules.drift import Drift, check_drift, safe_relative
+from core.capsules.drift import Drift, check_drift
 from core.capsules.markdown import CapsuleSyntaxError, parse_capsule
 from core.capsules.model import DEFAULT_PROMPT_CEILING
 from core.capsules.secrets import secret_problems
@@ -49,6 +49,8 @@ def _drift_problems(path: Path, text: str, repo: Path | None) -> list[Problem]:
         capsule = parse_capsule(text)
     except CapsuleSyntaxError:
         return []  # no usable front matter: validation already says so
+    # A reference whose path could leave the repository is not kept by the parse
+    # (validation reports it): drift only ever reads paths inside it.
     references = capsule.front.references
     if not references:
         return []
@@ -64,15 +66,6 @@ def _drift_problems(path: Path, text: str, repo: Path | None) -> list[Problem]:
 
 def _problem(drift: Drift, line: int) -> Problem | None:
     if drift.state == "missing":
-        if safe_relative(drift.path) is None:
-            return Problem(
-                line=line,
-                code="reference_missing",
-                message=(
-                    f"reference {drift.path!r} is not a path inside the repository; "
-                    "name files relative to the repository's root"
-                ),
-            )
         return Problem(
             line=line,
             code="reference_missing",
