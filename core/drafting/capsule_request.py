@@ -1,0 +1,166 @@
+"""``request_capsule``: ask a session for its capsule and keep the answer as a draft.
+
+The seed's manual step, automated: the capsule prompt goes into the session as a
+follow-up through its own runner (our agents, Claude Code, Codex), the capsule is taken
+from the reply, checked, written under ``<repo>/.delegate/capsules/<branch>/`` and
+registered as a draft by the agent; the history gets ``capsule_saved``. A draft with
+problems is still saved: a person reviews it before any launch carries it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.capsules.check import check_capsule
+from core.capsules.drift import ReferenceUnsafe, reference_for
+from core.capsules.markdown import parse_capsule, render_capsule, with_front
+from core.capsules.model import Reference
+from core.capsules.prompt import capsule_prompt
+from core.capsules.registry import register_capsule
+from core.capsules.storage import DETACHED, save_capsule
+from core.documents.problems import Problem
+from core.drafting.capsule_extract import extract_capsule
+from core.errors import CapsuleRequestFailed, DelegateError
+from core.events import CapsuleSaved
+from core.gitinfo import current_branch, worktree_root
+from core.models import DocumentStatus, RunStatus, Session
+from core.orchestrator import AgentOrchestrator
+
+ASK_TIMEOUT_S = 600.0  # how long an agent may take to write its capsule
+
+
+@dataclass(frozen=True, slots=True)
+class CapsuleDraft:
+    """A capsule an agent wrote, saved and registered as a draft, and what checks found."""
+
+    path: Path
+    document_id: str
+    problems: list[Problem]
+
+
+ANSWER_ONLY = (
+    "\nDo not write the file yourself: delegate saves your answer there as a draft for review.\n"
+)
+"""What a request adds to the capsule prompt: the answer is the capsule, and only that
+(an agent with file tools would otherwise write the path the prompt names)."""
+
+
+async def request_capsule(
+    orchestrator: AgentOrchestrator,
+    session_id: str,
+    *,
+    budget: int | None = None,
+    mini: bool = False,
+    timeout_s: float = ASK_TIMEOUT_S,
+) -> CapsuleDraft:
+    """Ask ``session_id`` for its capsule; save and register the answer as a draft.
+
+    Raises what a follow-up raises when the session cannot be asked (busy, unknown,
+    its folder gone), and :class:`CapsuleRequestFailed` when it gives no capsule.
+    """
+    orch = orchestrator
+    session = await orch.get_session(session_id)
+    cid = session.conversation_id
+    repo, branch = await asyncio.to_thread(_where, session)
+    now = orch.clock()
+    prompt = await asyncio.to_thread(
+        capsule_prompt,
+        repo,
+        session=cid,
+        file=None,
+        stub=False,
+        plan_slug=None,
+        budget=budget,
+        now=now,
+        mini=mini,
+        prompt_ceiling=orch.settings.capsule_max_tokens,
+        branch=branch,
+    )
+    [handle] = await orch.delegate(prompt=prompt.text + ANSWER_ONLY, conversation_id=cid)
+    try:
+        run = await asyncio.wait_for(handle.wait(), timeout_s)
+    except TimeoutError:
+        handle.cancel()
+        raise CapsuleRequestFailed(
+            f"session {cid} did not answer with its capsule within {timeout_s:g} seconds"
+            " (its run was stopped)"
+        ) from None
+    if run.status is not RunStatus.COMPLETED:
+        reason = f": {run.error}" if run.error else ""
+        raise CapsuleRequestFailed(
+            f"session {cid}'s run {run.run_id} ended {run.status.value}{reason}"
+        )
+    text = extract_capsule(run.output or "")
+    if text is None:
+        raise CapsuleRequestFailed(
+            f"session {cid} answered without a capsule (no front matter in its reply;"
+            f" `delegate runs show {run.run_id}` shows it)"
+        )
+    text = await asyncio.to_thread(with_blob_ids, repo, text)
+    path = await asyncio.to_thread(save_capsule, repo, text, branch=branch, created=now)
+    document = await register_capsule(
+        orch.store,
+        path,
+        text,
+        source_session=cid,
+        producer="agent",
+        status=DocumentStatus.DRAFT,
+        created=now,
+    )
+    problems = await asyncio.to_thread(
+        check_capsule,
+        path,
+        text,
+        repo=repo,
+        prompt_ceiling=orch.settings.capsule_max_tokens,
+    )
+    await orch.emit(
+        CapsuleSaved(
+            at=orch.clock(),
+            conversation_id=cid,
+            agent_id=session.agent_id,
+            document_id=document.document_id,
+            path=str(path),
+            producer="agent",
+            draft=True,
+        )
+    )
+    return CapsuleDraft(path=path, document_id=document.document_id, problems=problems)
+
+
+def _where(session: Session) -> tuple[Path, str]:
+    """The repository the session works in (its worktree's root, else its folder) and
+    the branch checked out there."""
+    cwd = Path(session.cwd)
+    repo = worktree_root(cwd) or cwd
+    branch = current_branch(repo) or session.git_branch or DETACHED
+    return repo, branch
+
+
+def with_blob_ids(repo: Path, text: str) -> str:
+    """The capsule with the blob id of each reference the agent named without one (the
+    prompt asks for paths; git knows the ids). Unchanged when there is nothing to fill
+    or the front matter does not parse: the checks report that."""
+    try:
+        capsule = parse_capsule(text)
+    except DelegateError:
+        return text
+    references = capsule.front.references
+    if all(r.blob is not None for r in references):
+        return text
+    filled = tuple(_filled(repo, r) for r in references)
+    if filled == references:
+        return text
+    front = capsule.front.model_copy(update={"references": filled})
+    return render_capsule(with_front(capsule, front))
+
+
+def _filled(repo: Path, reference: Reference) -> Reference:
+    if reference.blob is not None:
+        return reference
+    try:
+        return reference_for(repo, reference.path)
+    except ReferenceUnsafe:  # a path outside the repository: the checks say so
+        return reference

@@ -1,0 +1,534 @@
+"""``delegate capsule new|request|prompt|check|list|show|edit|remember|inbox|prune``.
+
+Context capsules from the shell; every action has ``--json``. The work is
+``core.capsules``' (files, checks, the inbox, the registry) and
+:func:`core.drafting.capsule_request.request_capsule`'s (asking a session); this
+module only finds the repository, parses and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from core.documents.problems import Problem
+from core.errors import InvalidRequest
+from core.models import ContextDocument, DocumentStatus
+from core.orchestrator import AgentOrchestrator
+from tui.cli import EXIT_ERROR, EXIT_OK, _print_json, _print_safe
+
+LATEST = "latest"
+
+
+def add_parser(subparsers: Any) -> None:
+    """Add ``capsule`` and its actions to the ``delegate`` command line."""
+    capsule = subparsers.add_parser(
+        "capsule",
+        help="context capsules: new, request, prompt, check, list, show, edit, remember,"
+        " inbox, prune",
+    )
+    csub = capsule.add_subparsers(dest="capsule_command", metavar="ACTION", required=True)
+
+    new = _action(csub, "new", "write the template to a new capsule file (a draft)", cmd_new)
+    new.add_argument("--mini", action="store_true", help="the miniature template (300 tokens)")
+    new.add_argument("--session", metavar="ID", help="the session the capsule carries on")
+    new.add_argument("--objective", metavar="TEXT", default="", help="its primary objective")
+    new.add_argument("--budget", type=_positive, metavar="N", help="its token budget")
+
+    request = _action(
+        csub, "request", "ask a session for its capsule; save the answer as a draft", cmd_request
+    )
+    request.add_argument("session", metavar="SESSION", help="session id or a unique prefix (6+)")
+    request.add_argument("--mini", action="store_true", help="ask for a miniature capsule")
+    request.add_argument("--budget", type=_positive, metavar="N", help="its token budget")
+    request.add_argument(
+        "--timeout", type=_positive_float, default=600.0, metavar="S", help="seconds (600)"
+    )
+    request.set_defaults(owner_kind="run")
+
+    prompt = _action(
+        csub, "prompt", "print the prompt that asks an agent for a capsule", cmd_prompt
+    )
+    prompt.add_argument("--session", metavar="ID", help="the session to name in it")
+    prompt.add_argument("--file", metavar="PATH", help="where the capsule goes (default: new)")
+    prompt.add_argument("--stub", action="store_true", help="also write the empty skeleton")
+    prompt.add_argument("--plan-slug", metavar="SLUG", help="the plan's name, if not the branch's")
+    prompt.add_argument("--budget", type=_positive, metavar="N", help="its token budget")
+    prompt.add_argument("--mini", action="store_true", help="ask for a miniature capsule")
+
+    check = _action(
+        csub, "check", "every problem, as path:line: code: message (exit 1 if any)", cmd_check
+    )
+    check.add_argument(
+        "capsules", nargs="*", metavar="PATH|latest", help="capsules to check (latest)"
+    )
+    check.add_argument("--redact", action="store_true", help="first replace the secrets found")
+
+    listing = _action(csub, "list", "the branch's capsules, newest first", cmd_list)
+    listing.add_argument("--all-branches", action="store_true", help="every branch's")
+
+    show = _action(csub, "show", "a capsule: registry row, problems and text", cmd_show)
+    show.add_argument("capsule", metavar="PATH|latest", nargs="?", default=LATEST)
+
+    edit = _action(csub, "edit", "open the capsule editor", cmd_edit, json=False)
+    edit.add_argument("capsule", metavar="PATH|latest", nargs="?", help="default: a new capsule")
+    edit.add_argument("--session", metavar="ID", help="the session the capsule carries on")
+
+    remember = _action(csub, "remember", "add an entry to the remember-later inbox", cmd_remember)
+    remember.add_argument("reminder", metavar="TEXT", help="what to remember")
+    remember.add_argument("--topic", default="", help="its topic")
+    remember.add_argument("--next-step", default="", help="the next step it suggests")
+    remember.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
+
+    inbox = _action(csub, "inbox", "the remember-later inbox; consume entries", cmd_inbox)
+    inbox.add_argument("--all", action="store_true", help="consumed entries too")
+    inbox.add_argument("--consume", nargs="+", metavar="ID", help="mark entries consumed")
+    inbox.add_argument("--into", metavar="PATH|latest", help="the capsule they went into")
+
+    prune = _action(csub, "prune", "delete old capsules (and superseded merged ones)", cmd_prune)
+    prune.add_argument(
+        "--older-than", type=_positive, required=True, metavar="DAYS", help="age in days"
+    )
+    prune.add_argument(
+        "--merged", action="store_true", help="also superseded capsules of merged branches"
+    )
+
+
+def _action(
+    csub: Any, name: str, help_text: str, handler: Any, *, json: bool = True
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = csub.add_parser(name, help=help_text)
+    parser.add_argument("--repo", metavar="DIR", help="the repository (default: the current one)")
+    parser.add_argument("--branch", metavar="NAME", help="the branch (default: checked out)")
+    if json:
+        parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"{value} is not above 0")
+    return number
+
+
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{value} is not above 0")
+    return number
+
+
+# --- where ------------------------------------------------------------------
+
+
+def _repo(args: argparse.Namespace) -> Path:
+    """``--repo``, else the worktree holding the current folder, else the folder."""
+    from core.gitinfo import worktree_root
+
+    if args.repo:
+        folder = Path(args.repo).expanduser()
+        if not folder.is_dir():
+            raise InvalidRequest(f"--repo {args.repo}: no such folder")
+        return worktree_root(folder) or folder.resolve()
+    here = Path.cwd()
+    return worktree_root(here) or here
+
+
+def _branch(args: argparse.Namespace, repo: Path) -> str:
+    """``--branch``, else the one checked out (the detached head's folder on none)."""
+    from core.capsules.storage import DETACHED
+    from core.gitinfo import current_branch
+
+    return str(args.branch or current_branch(repo) or DETACHED)
+
+
+async def _capsule_file(repo: Path, spec: str, branch: str | None) -> tuple[Path, str]:
+    """The capsule ``spec`` names (``latest`` or a path inside the repo) and its text."""
+    from core.capsules.storage import read_capsule, resolve_capsule
+
+    path = await asyncio.to_thread(resolve_capsule, repo, spec, branch)
+    return path, await asyncio.to_thread(read_capsule, path)
+
+
+async def _problems(orch: AgentOrchestrator, repo: Path, path: Path, text: str) -> list[Problem]:
+    from core.capsules.check import check_capsule
+
+    return await asyncio.to_thread(
+        check_capsule, path, text, repo=repo, prompt_ceiling=orch.settings.capsule_max_tokens
+    )
+
+
+# --- output -----------------------------------------------------------------
+
+
+def problem_json(problem: Problem) -> dict[str, Any]:
+    return dataclasses.asdict(problem)
+
+
+def document_json(document: ContextDocument | None) -> dict[str, Any] | None:
+    return document.model_dump(mode="json") if document is not None else None
+
+
+def _jsonable(value: Any) -> Any:
+    """An inbox entry (a pydantic model or a dataclass) as JSON data."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: _plain(v) for k, v in dataclasses.asdict(value).items()}
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _print_problems(path: Path, problems: Sequence[Problem]) -> None:
+    for problem in problems:
+        _print_safe(problem.located(str(path)))
+
+
+def _document_line(path: Path, document: ContextDocument | None) -> str:
+    if document is None:
+        return f"-         {'not registered':<16}  {'':<8}  {'':<6}  {path}"
+    created = document.created_at.strftime("%Y-%m-%d %H:%M")
+    return (
+        f"{document.document_id[:8]}  {created}  {document.status.value:<8}  "
+        f"{document.producer or '-':<6}  {path}"
+    )
+
+
+# --- actions ----------------------------------------------------------------
+
+
+async def cmd_new(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.capsules.model import DEFAULT_BUDGET, MINI_BUDGET, FrontMatter
+    from core.capsules.registry import register_capsule
+    from core.capsules.storage import save_capsule
+    from core.capsules.template import capsule_template
+
+    repo = _repo(args)
+    branch = _branch(args, repo)
+    session = await orch.resolve_id(args.session) if args.session else None
+    now = orch.clock()
+    front = FrontMatter(
+        branch=branch,
+        source_session=session or "",
+        created_at=now,
+        primary_objective=args.objective,
+        token_budget=args.budget or (MINI_BUDGET if args.mini else DEFAULT_BUDGET),
+        template="mini" if args.mini else "full",
+    )
+    text = capsule_template(front)
+    path = await asyncio.to_thread(save_capsule, repo, text, branch=branch, created=now)
+    document = await register_capsule(
+        orch.store,
+        path,
+        text,
+        source_session=session,
+        producer="person",
+        status=DocumentStatus.DRAFT,
+        created=now,
+    )
+    await _saved(orch, document, path, session, producer="person")
+    if args.json:
+        _print_json(
+            {
+                "status": "ok",
+                "path": str(path),
+                "document": document_json(document),
+                "template": front.template,
+            }
+        )
+        return EXIT_OK
+    _print_safe(f"capsule template written: {path}")
+    return EXIT_OK
+
+
+async def _saved(
+    orch: AgentOrchestrator,
+    document: ContextDocument,
+    path: Path,
+    session: str | None,
+    *,
+    producer: str,
+) -> None:
+    from core.events import CapsuleSaved
+
+    agent_id = ""
+    if session:
+        agent_id = (await orch.get_session(session)).agent_id
+    await orch.emit(
+        CapsuleSaved(
+            at=orch.clock(),
+            conversation_id=session or "",
+            agent_id=agent_id,
+            document_id=document.document_id,
+            path=str(path),
+            producer=producer,
+            draft=document.status is DocumentStatus.DRAFT,
+        )
+    )
+
+
+async def cmd_request(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.drafting.capsule_request import request_capsule
+
+    session = await orch.resolve_id(args.session)
+    draft = await request_capsule(
+        orch, session, budget=args.budget, mini=args.mini, timeout_s=args.timeout
+    )
+    if args.json:
+        _print_json(
+            {
+                "status": "ok",
+                "path": str(draft.path),
+                "document_id": draft.document_id,
+                "problems": [problem_json(p) for p in draft.problems],
+            }
+        )
+        return EXIT_OK
+    _print_safe(f"draft saved: {draft.path} (document {draft.document_id[:8]})")
+    if draft.problems:
+        print(f"{len(draft.problems)} problem(s) to fix before a launch carries it:")
+        _print_problems(draft.path, draft.problems)
+    return EXIT_OK
+
+
+async def cmd_prompt(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.capsules.prompt import capsule_prompt
+
+    repo = _repo(args)
+    session = await orch.resolve_id(args.session) if args.session else None
+    prompt = await asyncio.to_thread(
+        capsule_prompt,
+        repo,
+        session=session,
+        file=Path(args.file) if args.file else None,
+        stub=args.stub,
+        plan_slug=args.plan_slug,
+        budget=args.budget,
+        now=orch.clock(),
+        mini=args.mini,
+        prompt_ceiling=orch.settings.capsule_max_tokens,
+        branch=args.branch,
+    )
+    if args.json:
+        _print_json({"status": "ok", "text": prompt.text, "path": str(prompt.path)})
+        return EXIT_OK
+    print(prompt.text)
+    return EXIT_OK
+
+
+async def cmd_check(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    repo = _repo(args)
+    report: list[dict[str, Any]] = []
+    found = 0
+    for spec in args.capsules or [LATEST]:
+        path, text = await _capsule_file(repo, spec, args.branch)
+        redacted = False
+        if args.redact:
+            text, redacted = await _redacted(path, text)
+        problems = await _problems(orch, repo, path, text)
+        found += len(problems)
+        report.append(
+            {
+                "path": str(path),
+                "redacted": redacted,
+                "problems": [problem_json(p) for p in problems],
+            }
+        )
+        if not args.json:
+            if redacted:
+                _print_safe(f"{path}: secrets replaced with [REDACTED]")
+            _print_problems(path, problems)
+    if args.json:
+        _print_json({"status": "problems" if found else "ok", "capsules": report})
+    return EXIT_ERROR if found else EXIT_OK
+
+
+async def _redacted(path: Path, text: str) -> tuple[str, bool]:
+    """The capsule with its secrets replaced, written back when that changed it."""
+    from core.capsules.secrets import redact_capsule
+    from core.documents.safe_files import replace_file
+
+    clean = redact_capsule(text)
+    if clean == text:
+        return text, False
+    await asyncio.to_thread(replace_file, path.parent, path.name, clean)
+    return clean, True
+
+
+async def cmd_list(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.capsules.registry import capsule_document
+    from core.capsules.storage import list_capsules
+
+    repo = _repo(args)
+    branch = None if args.all_branches else _branch(args, repo)
+    paths = await asyncio.to_thread(list_capsules, repo, branch)
+    documents = [await capsule_document(orch.store, path) for path in paths]
+    if args.json:
+        _print_json(
+            {
+                "capsules": [
+                    {"path": str(path), "document": document_json(document)}
+                    for path, document in zip(paths, documents, strict=True)
+                ]
+            }
+        )
+        return EXIT_OK
+    if not paths:
+        print("no capsules" + (f" on branch {branch}" if branch else ""))
+        return EXIT_OK
+    for path, document in zip(paths, documents, strict=True):
+        _print_safe(_document_line(path, document))
+    return EXIT_OK
+
+
+async def cmd_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.capsules.registry import capsule_document
+
+    repo = _repo(args)
+    path, text = await _capsule_file(repo, args.capsule, args.branch)
+    document = await capsule_document(orch.store, path)
+    problems = await _problems(orch, repo, path, text)
+    if args.json:
+        _print_json(
+            {
+                "path": str(path),
+                "document": document_json(document),
+                "problems": [problem_json(p) for p in problems],
+                "text": text,
+            }
+        )
+        return EXIT_OK
+    _print_safe(_document_line(path, document))
+    if document is not None and document.consumers:
+        _print_safe("used by: " + ", ".join(document.consumers))
+    _print_problems(path, problems)
+    print()
+    for line in text.splitlines():
+        _print_safe(line)
+    return EXIT_OK
+
+
+async def cmd_edit(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    """The editor, over the orchestrator this command opened (one store connection)."""
+    from tui.capsule_app import CapsuleEditorApp
+    from tui.keymap_check import check_keymap
+
+    check_keymap(orch.settings.keymap)
+    repo = _repo(args)
+    path = None
+    if args.capsule:
+        path, _ = await _capsule_file(repo, args.capsule, args.branch)
+    session = await orch.resolve_id(args.session) if args.session else None
+
+    async def the_orchestrator() -> AgentOrchestrator:
+        return orch
+
+    saved = await CapsuleEditorApp(the_orchestrator, repo, path, session).run_async()
+    if saved is not None:
+        _print_safe(f"saved: {saved}")
+    return EXIT_OK
+
+
+async def cmd_remember(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.capsules.inbox import remember
+
+    entry = await asyncio.to_thread(
+        remember,
+        _repo(args),
+        args.reminder,
+        topic=args.topic,
+        next_step=args.next_step,
+        tags=tuple(args.tag),
+        now=orch.clock(),
+    )
+    if args.json:
+        _print_json({"status": "ok", "entry": _jsonable(entry)})
+        return EXIT_OK
+    _print_safe(f"remembered: {_entry_line(entry)}")
+    return EXIT_OK
+
+
+def _entry_line(entry: Any) -> str:
+    data = _jsonable(entry)
+    tags = " ".join(f"#{t}" for t in data.get("tags", ()))
+    topic = f"[{data['topic']}] " if data.get("topic") else ""
+    step = f" -> {data['next_step']}" if data.get("next_step") else ""
+    consumed = f"  (consumed into {data['consumed_into']})" if data.get("consumed_into") else ""
+    return f"{data.get('entry_id', '')}  {topic}{data.get('reminder', '')}{step} {tags}{consumed}"
+
+
+async def cmd_inbox(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.capsules.inbox import consume, inbox_entries
+
+    repo = _repo(args)
+    consumed_into: Path | None = None
+    if args.consume:
+        if not args.into:
+            raise InvalidRequest("--consume needs --into PATH|latest: the capsule they went into")
+        consumed_into, _ = await _capsule_file(repo, args.into, args.branch)
+        await asyncio.to_thread(
+            consume, repo, list(args.consume), into=consumed_into, now=orch.clock()
+        )
+    elif args.into:
+        raise InvalidRequest("--into goes with --consume ID ...")
+    entries = await asyncio.to_thread(inbox_entries, repo, args.all)
+    if args.json:
+        _print_json(
+            {
+                "status": "ok",
+                "consumed_into": str(consumed_into) if consumed_into else None,
+                "entries": [_jsonable(e) for e in entries],
+            }
+        )
+        return EXIT_OK
+    if consumed_into is not None:
+        _print_safe(f"consumed {len(args.consume)} into {consumed_into}")
+    if not entries:
+        print("the inbox is empty")
+    for entry in entries:
+        _print_safe(_entry_line(entry))
+    return EXIT_OK
+
+
+async def cmd_prune(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.capsules.registry import forget_capsules
+    from core.capsules.storage import prune_capsules
+
+    removed = await asyncio.to_thread(
+        prune_capsules,
+        _repo(args),
+        older_than_days=args.older_than,
+        merged=args.merged,
+        now=orch.clock(),
+    )
+    # The files are gone: so are their rows (a session keeps the id and digest it used).
+    forgotten = await forget_capsules(orch.store, removed)
+    if args.json:
+        _print_json({"status": "ok", "deleted": [str(p) for p in removed], "forgotten": forgotten})
+        return EXIT_OK
+    for path in removed:
+        _print_safe(f"deleted: {path}")
+    print(f"{len(removed)} capsule(s) deleted")
+    return EXIT_OK
