@@ -154,6 +154,64 @@ class HasDependants(DelegateError):
         return payload
 
 
+class CapsuleRefused(DelegateError):
+    """A launch refused the capsule it was asked to carry; ``problems`` lists why, one
+    ``path:line: code: message`` each (what ``delegate capsule check`` prints)."""
+
+    def __init__(self, path: str, what: str, problems: list[str], remedy: str) -> None:
+        shown = "; ".join(problems[:5]) + (" …" if len(problems) > 5 else "")
+        super().__init__(f"capsule {path} {what}: {shown}. {remedy}")
+        self.path = path
+        self.problems = problems
+
+    def to_payload(self) -> dict[str, object]:
+        payload = super().to_payload()
+        error = payload["error"]
+        assert isinstance(error, dict)
+        error["problems"] = [redact(p) for p in self.problems]
+        return payload
+
+
+class CapsuleInvalid(CapsuleRefused):
+    """The capsule does not parse, or breaks its structure or budget."""
+
+    code = "capsule_invalid"
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        super().__init__(
+            path, "is not valid", problems, "Fix it (delegate capsule check) and launch again."
+        )
+
+
+class CapsuleHasSecrets(CapsuleRefused):
+    """The capsule holds what looks like a secret, and the launch did not allow it."""
+
+    code = "capsule_has_secrets"
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        super().__init__(
+            path,
+            "holds what looks like a secret",
+            problems,
+            "Redact it (delegate capsule check --redact), or launch with --allow-secrets.",
+        )
+
+
+class StaleCapsule(CapsuleRefused):
+    """Files the capsule references changed since it was written, and the launch did not
+    accept that."""
+
+    code = "capsule_stale"
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        super().__init__(
+            path,
+            "is stale",
+            problems,
+            "Refresh it, or launch with --accept-stale.",
+        )
+
+
 class UnknownCheckpoint(DelegateError):
     code = "unknown_checkpoint"
 

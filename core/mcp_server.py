@@ -95,7 +95,10 @@ in the same conversation_id, with run_status, output and usage.
 - Launch: {"prompt", "agent_id"?, "cwd"?, "mode"?: "standard"|"detached", \
 "parent_id"?}, or {"batch": [{"prompt", "agent_id"?, "cwd"?}, ...]} for several at once. \
 parent_id launches a sub-agent of that session: its own context window, starting with \
-the parent's system and context messages. Standard runs \
+the parent's system and context messages. "capsule": "latest" or a path (launches \
+only) injects that context capsule into the first prompt after the task; it is refused \
+(capsule_invalid, capsule_has_secrets, capsule_stale, capsule_not_found; error.problems \
+lists why) unless "allow_secrets" / "accept_stale" accept it. Standard runs \
 are awaited and return the reply; "mode": "detached" (launch or follow-up) runs in a \
 background process of its own that outlives this server and returns at once with \
 run_status "running" and session_state: list sessions until its state is "ready" \

@@ -502,6 +502,18 @@ class AgentRequest(Strict):
         description="launch as a sub-agent of this session: its own window (clamped to the"
         " child's model), the parent's system and context messages shared once",
     )
+    capsule: NonEmptyText | None = Field(
+        default=None,
+        description="launches only: a context capsule to inject into the first prompt,"
+        " 'latest' (the newest of the launch folder's branch) or a path in its repository",
+    )
+    allow_secrets: bool = Field(
+        default=False, description="launch even though the capsule holds what looks like a secret"
+    )
+    accept_stale: bool = Field(
+        default=False,
+        description="launch even though files the capsule references changed since it was written",
+    )
 
     @model_validator(mode="after")
     def _check_shape(self) -> AgentRequest:
@@ -515,4 +527,8 @@ class AgentRequest(Strict):
             raise ValueError("cwd applies to launches only; a follow-up runs in the session's cwd")
         if self.conversation_id is not None and self.parent_id is not None:
             raise ValueError("parent_id applies to launches only")
+        if self.conversation_id is not None and self.capsule is not None:
+            raise ValueError("capsule applies to launches only")
+        if self.capsule is None and (self.allow_secrets or self.accept_stale):
+            raise ValueError("allow_secrets and accept_stale apply to a launch with a capsule")
         return self

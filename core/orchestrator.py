@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from core import cursors, ids, process_identity
+from core.capsules.launch import CapsuleAcceptance, PreparedCapsule, prepare_capsule
+from core.capsules.registry import record_use
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.context import subagents
@@ -32,6 +34,7 @@ from core.context.thresholds import exhausted
 from core.context.windows import launch_window
 from core.demo_ids import demo_id
 from core.detached import GoMessage, UnavailableRunner, spawn_worker
+from core.documents.prompt import capsule_gaps, compose_launch_prompt
 from core.errors import (
     AgentBusy,
     AmbiguousId,
@@ -47,6 +50,8 @@ from core.errors import (
     UnknownRun,
 )
 from core.events import (
+    CapsuleGap,
+    CapsuleInjected,
     CheckpointMarked,
     ChildClamped,
     DelegateFinished,
@@ -1076,6 +1081,8 @@ class AgentOrchestrator:
         cwd: str | None = None,
         mode: SessionMode | str = SessionMode.STANDARD,
         parent_id: str | None = None,
+        capsule: str | None = None,
+        accept: CapsuleAcceptance | None = None,
     ) -> list[RunHandle]:
         """Launch new delegates, or follow up on ``conversation_id``.
 
@@ -1089,6 +1096,11 @@ class AgentOrchestrator:
         its own window, clamped when its model's is below the parent's (a
         ``child_clamped`` note for the parent, in its next prompt), and the
         parent's system and context messages copied once.
+
+        ``capsule`` (launches only): ``latest`` or a path in the launch's repository.
+        It is checked first (refused over budget, with secrets or stale unless
+        ``accept`` says so; nothing is started then) and its body goes into the first
+        prompt under ``## Context Capsule``, after the task (seed 000).
         """
         request = validate(
             AgentRequest,
@@ -1102,6 +1114,7 @@ class AgentOrchestrator:
                     "cwd": cwd,
                     "mode": mode,
                     "parent_id": parent_id,
+                    "capsule": capsule,
                 }.items()
                 if v is not None
             },
@@ -1135,19 +1148,42 @@ class AgentOrchestrator:
                     )
                     for item in request.batch
                 ]
-                for p, (agent, runner), where in plans:
-                    started.append(await launch(p, agent, runner, where, request.mode, parent))
+                capsules = [
+                    await self._capsule_for(request.capsule, where, accept)
+                    for _p, _a, where in plans
+                ]
+                for (p, (agent, runner), where), carried in zip(plans, capsules, strict=True):
+                    started.append(
+                        await launch(p, agent, runner, where, request.mode, parent, carried)
+                    )
                 return started
             assert request.prompt is not None
             agent, runner = self._runner_for(request.agent_id)
             where = self._check_cwd(request.cwd)
-            started.append(await launch(request.prompt, agent, runner, where, request.mode, parent))
+            carried = await self._capsule_for(request.capsule, where, accept)
+            started.append(
+                await launch(request.prompt, agent, runner, where, request.mode, parent, carried)
+            )
             return started
         except asyncio.CancelledError:
             # The caller will never see these handles: their runs stop too.
             for handle in started:
                 handle.cancel()
             raise
+
+    async def _capsule_for(
+        self, spec: str | None, cwd: Path, accept: CapsuleAcceptance | None
+    ) -> PreparedCapsule | None:
+        """The capsule a launch in ``cwd`` carries, checked (None: it carries none)."""
+        if spec is None:
+            return None
+        return await prepare_capsule(
+            self.store,
+            cwd,
+            spec,
+            acceptance=accept,
+            prompt_ceiling=self.settings.capsule_max_tokens,
+        )
 
     def _runner_for(self, agent_id: str | None) -> tuple[str, Runner]:
         agent = agent_id or self.settings.default_agent
@@ -1183,9 +1219,10 @@ class AgentOrchestrator:
         cwd: Path,
         mode: SessionMode,
         parent: Session | None = None,
+        capsule: PreparedCapsule | None = None,
     ) -> RunHandle:
         request, started = await self._record_launch(
-            prompt, agent_id, runner, cwd, mode, parent=parent
+            prompt, agent_id, runner, cwd, mode, parent=parent, capsule=capsule
         )
         return self._start(request, runner, RunKind.LAUNCH, started)
 
@@ -1199,12 +1236,18 @@ class AgentOrchestrator:
         owner: process_identity.ProcessIdentity | None = None,
         *,
         parent: Session | None = None,
+        capsule: PreparedCapsule | None = None,
     ) -> tuple[RunRequest, HistoryEvent]:
         """Store the new session and its first run (owned by ``owner``, else this process).
 
         A sub-agent of ``parent`` gets its own window (clamped below the
         parent's) and starts with the parent's system and context messages.
+        With a ``capsule`` the first prompt carries it, and the run, the session
+        and the capsule's registry row record it.
         """
+        title = title_from_prompt(prompt)
+        injected = capsule.injected if capsule is not None else None
+        prompt = compose_launch_prompt(prompt, capsule=injected)
         now = self.clock()
         at_us = to_us(now)
         conversation_id, run_id = self._new_id(), self._new_id()
@@ -1236,7 +1279,7 @@ class AgentOrchestrator:
                     agent_id=agent_id,
                     mode=mode,
                     cwd=str(cwd),
-                    title=title_from_prompt(prompt),
+                    title=title,
                     created_us=at_us,
                     context_limit=window.limit_tokens,
                     git_branch=branch,
@@ -1244,6 +1287,8 @@ class AgentOrchestrator:
                     parent_id=parent.conversation_id if parent is not None else None,
                     window_source=window.source,
                     clamped_from=window.clamped_from,
+                    capsule_id=injected.document_id if injected else None,
+                    capsule_digest=injected.digest if injected else None,
                 ),
                 NewRun(
                     run_id,
@@ -1253,6 +1298,8 @@ class AgentOrchestrator:
                     at_us,
                     owner,
                     self._owner_kind_of(owner),
+                    capsule_id=injected.document_id if injected else None,
+                    capsule_digest=injected.digest if injected else None,
                 ),
                 message,
                 shared,
@@ -1270,6 +1317,8 @@ class AgentOrchestrator:
                     parent_limit_tokens=window.clamped_from,
                 )
             )
+        if capsule is not None:
+            await self._record_capsule(capsule, conversation_id, run_id, agent_id, now)
         started = DelegateLaunched(
             at=now,
             conversation_id=conversation_id,
@@ -1282,6 +1331,30 @@ class AgentOrchestrator:
             run_id, conversation_id, agent_id, prompt, cwd, turn=1, system_prompt=system_prompt
         )
         return request, started
+
+    async def _record_capsule(
+        self,
+        capsule: PreparedCapsule,
+        conversation_id: str,
+        run_id: str,
+        agent_id: str,
+        at: datetime,
+    ) -> None:
+        """The capsule's registry row names the session that used it; history says so."""
+        injected = capsule.injected
+        await record_use(self.store, injected.document_id, conversation_id)
+        await self._emit(
+            CapsuleInjected(
+                at=at,
+                conversation_id=conversation_id,
+                run_id=run_id,
+                agent_id=agent_id,
+                document_id=injected.document_id,
+                digest=injected.digest,
+                path=injected.path,
+                accepted=capsule.accepted,
+            )
+        )
 
     async def _follow_up(
         self, conversation_id: str, prompt: str, agent_id: str | None
@@ -1697,8 +1770,30 @@ class AgentOrchestrator:
                 error=error,
             )
         await self._emit(event)
+        await self._report_gaps(request, output, now)
         self._runs.pop(request.run_id, None)
         return run
+
+    async def _report_gaps(self, request: RunRequest, output: str, at: datetime) -> None:
+        """A ``Capsule Gap`` the reply of a capsule-launched session reports: one history
+        event each, naming the capsule, so the main agent (and a person) hears of it."""
+        notes = capsule_gaps(output)
+        if not notes:
+            return
+        session = await self.store.sessions.get(request.conversation_id)
+        if session.capsule_id is None:
+            return
+        for note in notes:
+            await self._emit(
+                CapsuleGap(
+                    at=at,
+                    conversation_id=request.conversation_id,
+                    run_id=request.run_id,
+                    agent_id=request.agent_id,
+                    document_id=session.capsule_id,
+                    note=note,
+                )
+            )
 
     # --- detached runs: a worker process of their own (core/detached.py) ------
 
@@ -1723,13 +1818,14 @@ class AgentOrchestrator:
         cwd: Path,
         mode: SessionMode,
         parent: Session | None = None,
+        capsule: PreparedCapsule | None = None,
     ) -> RunHandle:
         """A launch its own worker process drives; returns once it is recorded."""
         await self._warm_up(prompt)
         return await self._detach(
             RunKind.LAUNCH,
             lambda owner: self._record_launch(
-                prompt, agent_id, runner, cwd, mode, owner, parent=parent
+                prompt, agent_id, runner, cwd, mode, owner, parent=parent, capsule=capsule
             ),
         )
 

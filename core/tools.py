@@ -10,6 +10,7 @@ import json
 import logging
 from typing import Any
 
+from core.capsules.launch import CapsuleAcceptance
 from core.errors import DelegateError, InternalError, InvalidRequest
 from core.models import AgentRequest, Run, RunKind, SessionScope, SessionsRequest, SessionState
 from core.orchestrator import AgentOrchestrator, RunHandle, validate
@@ -130,6 +131,10 @@ async def delegate_agent(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, 
             cwd=request.cwd,
             mode=request.mode,
             parent_id=request.parent_id,
+            capsule=request.capsule,
+            accept=CapsuleAcceptance(
+                allow_secrets=request.allow_secrets, accept_stale=request.accept_stale
+            ),
         )
         runs = [None if h.detached else await h.wait() for h in handles]
         payloads = [run_payload(h, r) for h, r in zip(handles, runs, strict=True)]

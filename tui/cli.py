@@ -116,6 +116,22 @@ async def cmd_sessions_stop(orch: AgentOrchestrator, args: argparse.Namespace) -
     return report_stop(await orch.stop_run(args.id), as_json=args.json)
 
 
+def _capsule_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The capsule a launch carries (``--capsule``) and what the person accepted for it."""
+    from core.capsules.launch import CapsuleAcceptance
+
+    if args.capsule is None:
+        if args.allow_secrets or args.accept_stale:
+            raise InvalidRequest("--allow-secrets and --accept-stale apply with --capsule")
+        return {}
+    return {
+        "capsule": args.capsule,
+        "accept": CapsuleAcceptance(
+            allow_secrets=args.allow_secrets, accept_stale=args.accept_stale
+        ),
+    }
+
+
 async def cmd_run_detached(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     """Hand one launch or follow-up to a worker process of its own and return at once.
 
@@ -132,6 +148,7 @@ async def cmd_run_detached(orch: AgentOrchestrator, args: argparse.Namespace) ->
         cwd=args.cwd,
         mode="detached",
         parent_id=args.parent,
+        **_capsule_args(args),
     )
     if args.json:
         _print_json({"status": "ok", **run_payload(handle, None)})
@@ -182,6 +199,7 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                 conversation_id=args.session,
                 cwd=args.cwd,
                 parent_id=args.parent,
+                **_capsule_args(args),
             )
         except asyncio.CancelledError:
             if caught:
@@ -453,6 +471,22 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="launch a sub-agent of this session: its own window, the parent's system and"
         " context messages shared once",
+    )
+    run.add_argument(
+        "--capsule",
+        metavar="PATH|latest",
+        help="inject this context capsule into the first prompt (latest: the newest of the"
+        " branch); refused over budget, with secrets or stale unless accepted below",
+    )
+    run.add_argument(
+        "--allow-secrets",
+        action="store_true",
+        help="launch with a capsule that holds what looks like a secret",
+    )
+    run.add_argument(
+        "--accept-stale",
+        action="store_true",
+        help="launch with a capsule whose referenced files changed since it was written",
     )
     run.add_argument(
         "--detached",

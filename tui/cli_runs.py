@@ -128,6 +128,8 @@ async def cmd_runs_show(orch: AgentOrchestrator, args: argparse.Namespace) -> in
         + (f" · last heartbeat {fmt.ago(run.heartbeat_at, now)}" if run.heartbeat_at else "")
         + (" · stop requested" if run.cancel_requested else ""),
     ]
+    if run.capsule_id:
+        lines.append(f"capsule {run.capsule_id} · digest {run.capsule_digest}")
     if run.error:
         lines.append(f"error: {run.error}")
     lines += ["", "prompt:", run.prompt]

@@ -90,7 +90,7 @@ def _reference_line(text: str, path: str) -> int:
     """The line of the front matter naming ``path`` (1: the front matter, if not found)."""
     # The path as a whole (``src/a.py`` is not found inside ``src/a.py.bak``).
     wanted = re.compile(r"(?<![\w./-])" + re.escape(path) + r"(?![\w./-])")
-    lines = text.splitlines()
+    lines = text.split("\n")  # lines end at newlines only, as every check counts them
     for number, line in enumerate(lines[1:], start=2):
         if line.strip() == "---":
             break  # the end of the front matter

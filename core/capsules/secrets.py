@@ -79,12 +79,19 @@ def looks_random(token: str) -> bool:
 
 def _high_entropy_spans(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Random-looking tokens in ``text`` outside the spans already found and URLs."""
-    skip = taken + [m.span() for m in _URL_PATH.finditer(text)] if "://" in text else taken
+    urls = [m.span() for m in _URL_PATH.finditer(text)] if "://" in text else []
+    skip = sorted(taken + urls)
+    # Tokens come in order: one pass over the sorted skip spans keeps a pasted
+    # megabyte linear (the editor checks as a person types).
+    reach, next_skip = -1, 0
     spans = []
     for match in _TOKEN.finditer(text):
         start, end = match.span()
-        if any(start < s_end and s_start < end for s_start, s_end in skip):
-            continue
+        while next_skip < len(skip) and skip[next_skip][0] < end:
+            reach = max(reach, skip[next_skip][1])
+            next_skip += 1
+        if reach > start:
+            continue  # overlaps a span that starts before the token ends
         if _AGENT_ID.match(match.group()):
             continue
         if looks_random(match.group()):

@@ -58,6 +58,8 @@ class NewSession:
     window_source: WindowSource = WindowSource.UNKNOWN  # where ``context_limit`` came from
     clamped_from: int | None = None  # the parent's window, when this one was cut below it
     forked_from: str | None = None  # the session a checkpoint fork copied
+    capsule_id: str | None = None  # the capsule its first prompt carried (registry id)
+    capsule_digest: str | None = None  # the digest of the capsule body injected
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,8 @@ class NewRun:
     started_us: int
     owner: ProcessIdentity | None = None
     owner_kind: str = "other"  # see core.models.OwnerKind
+    capsule_id: str | None = None  # the capsule its prompt carried (a launch's first run)
+    capsule_digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

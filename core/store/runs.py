@@ -114,8 +114,9 @@ class RunsRepository:
             await db.execute(
                 "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
                 " title, parent_id, source, created_at, last_interacted_at, context_limit,"
-                " active_run_id, model, window_source, clamped_from, forked_from)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " active_run_id, model, window_source, clamped_from, forked_from, capsule_id,"
+                " capsule_digest)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session.conversation_id,
                     session.agent_id,
@@ -134,6 +135,8 @@ class RunsRepository:
                     session.window_source.value,
                     session.clamped_from,
                     session.forked_from,
+                    session.capsule_id,
+                    session.capsule_digest,
                 ),
             )
             await self._insert(db, session.conversation_id, run)
@@ -192,8 +195,9 @@ class RunsRepository:
         me = run.owner or process_identity.current()
         await db.execute(
             "INSERT INTO runs(run_id, conversation_id, agent_id, kind, prompt, status, started_at,"
-            " owner_pid, owner_host, owner_host_id, owner_started, owner_kind, heartbeat_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " owner_pid, owner_host, owner_host_id, owner_started, owner_kind, heartbeat_at,"
+            " capsule_id, capsule_digest)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.run_id,
                 conversation_id,
@@ -208,6 +212,8 @@ class RunsRepository:
                 me.started,
                 run.owner_kind,
                 run.started_us,  # the first beat: a run is fresh when it starts
+                run.capsule_id,
+                run.capsule_digest,
             ),
         )
 

@@ -27,6 +27,7 @@ from core.events import RunsChanged, SessionsChanged, TranscriptWatching, WatchS
 from core.orchestrator import AgentOrchestrator
 from core.store import ChangeSet, Store
 from core.store.history import this_process
+from core.supervisor.capsule_drift import CapsuleDrift
 from core.supervisor.context_monitor import ContextMonitor
 from core.supervisor.leader import Leadership
 from core.supervisor.monitors import Draining, Monitor, StaleRuns
@@ -72,7 +73,9 @@ class Supervisor:
         self.orchestrator = orchestrator
         self.store: Store = orchestrator.store
         self.monitors: list[Monitor] = (
-            list(monitors) if monitors is not None else [StaleRuns(), ContextMonitor()]
+            list(monitors)
+            if monitors is not None
+            else [StaleRuns(), ContextMonitor(), CapsuleDrift()]
         )
         self._tick_s = tick_s
         # Leases are judged across processes: wall time, never a front end's test clock.

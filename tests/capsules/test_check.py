@@ -143,3 +143,12 @@ def test_the_prompt_ceiling_is_passed_to_validation(repo: Path) -> None:
     assert "over_prompt_ceiling" not in {p.code for p in check_capsule(repo / "c.md", text)}
     low = check_capsule(repo / "c.md", text, prompt_ceiling=100)
     assert "over_prompt_ceiling" in {p.code for p in low}
+
+
+def test_drift_lines_are_counted_at_newlines_only(repo: Path) -> None:
+    text = capsule(references_block(repo, "src/app.py")).replace(
+        "Finish the login flow", "Finish the login\u2028flow\x0c now"
+    )
+    (repo / "src" / "app.py").write_text("changed\n", encoding="utf-8")
+    at = text.split("\n").index("  - path: src/app.py") + 1
+    assert own(check_capsule(repo / "c.md", text, repo=repo)) == [(at, "reference_stale")]
