@@ -33,7 +33,7 @@ REFERENCE_KEYS: tuple[str, ...] = ("path", "blob")
 
 _KEY_LINE = re.compile(r"(?P<key>[A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+(?P<value>.*)|[ \t]*)$")
 _ITEM_LINE = re.compile(r"(?P<indent>[ \t]*)-(?:[ \t]+(?P<rest>.*)|[ \t]*)$")
-_COMMENT = re.compile(r"[ \t]+#.*$")
+_COMMENT = re.compile(r"[ \t]#")  # a plain scalar's comment starts at the first " #"
 # Plain scalars that YAML would read as something else, or that our reader would cut.
 _NEEDS_QUOTES = re.compile(r"""^[\s!"#%&'*,>?@`|{}\[\]-]|[:#]\s|[:\s]$|^$|[\x00-\x1f"\\]""")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -124,7 +124,8 @@ def scalar(raw: str) -> str:
         if len(raw) < 2 or not raw.endswith("'") or "'" in raw[1:-1].replace("''", ""):
             raise ValueError(f"unclosed or broken single quotes: {raw}")
         return raw[1:-1].replace("''", "'")
-    return _COMMENT.sub("", raw).strip()
+    comment = _COMMENT.search(raw)
+    return (raw[: comment.start()] if comment else raw).strip()
 
 
 def quoted(value: str) -> str:

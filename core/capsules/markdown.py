@@ -27,8 +27,24 @@ __all__ = [
     "split_sections",
 ]
 
-_HEADING = re.compile(r"#[ \t]+(?P<title>.*?)[ \t]*(?:[ \t]#+)?[ \t]*$")
 _FENCE = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})")
+
+
+def heading_title(line: str, level: int = 1) -> str | None:
+    """The title of an ATX heading of ``level`` (``# Title``, ``## Title #``), or None.
+
+    Plain string work, not a regular expression: a backtracking pattern over a line of
+    spaces takes seconds, and a capsule is text from anywhere.
+    """
+    text = line.rstrip("\r\n")
+    marks = "#" * level
+    if not text.startswith(marks) or text[level : level + 1] not in (" ", "\t"):
+        return None
+    title = text[level:].strip(" \t")
+    closed = title.rstrip("#")
+    if closed != title and (not closed or closed[-1] in " \t"):  # "Title ##": closing marks
+        title = closed.rstrip(" \t")
+    return title or None
 
 
 def lines_of(text: str) -> list[str]:
@@ -98,9 +114,9 @@ def split_sections(body: str, first_line: int = 1) -> tuple[str, tuple[Section, 
                 fence = marker
             elif marker[0] == fence[0] and len(marker) >= len(fence):
                 fence = None
-        heading = _HEADING.fullmatch(line.rstrip("\r\n")) if fence is None else None
-        if heading is not None and heading["title"]:
-            sections.append((heading["title"], number, line, []))
+        title = heading_title(line) if fence is None else None
+        if title is not None:
+            sections.append((title, number, line, []))
         elif sections:
             sections[-1][3].append(line)
         else:

@@ -13,7 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from core.capsules.markdown import CapsuleSyntaxError, lines_of, read_capsule, split_sections
+from core.capsules.markdown import (
+    CapsuleSyntaxError,
+    heading_title,
+    lines_of,
+    read_capsule,
+    split_sections,
+)
 from core.capsules.model import (
     CEILING_SHARE,
     DEFAULT_BUDGET,
@@ -32,11 +38,10 @@ EXPLORATORY = "Exploratory Threads & User Preferences"
 
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _ITEM = re.compile(r" ?(?:[-*+]|\d{1,3}[.)])[ \t]+\S")
-_SUBHEADING = re.compile(r"#{2,6}[ \t]+(?P<title>.*?)[ \t]*$")
 # What a highlight cites so a reader can find its source (seed 000: "each linking to a
 # plan/progress timestamp or commit hash"): a date or clock time, a message id, a commit.
 _TIMESTAMP = re.compile(r"(?<!\d)(?:\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}(?::\d{2})?)(?!\d)")
-_MESSAGE = re.compile(r"\b(?:message|msg)[\s#:_-]*(?=[\w-]*\d)[\w-]+", re.IGNORECASE)
+_MESSAGE = re.compile(r"\b(?:message|msg)[ \t]*(?:[#:][ \t]*)?[\w-]*\d", re.IGNORECASE)
 _COMMIT = re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,40}\b")
 
 
@@ -155,10 +160,16 @@ def _nested_exploratory(first: dict[str, Section]) -> bool:
     if highlights is None:
         return False
     return any(
-        (match := _SUBHEADING.fullmatch(line.rstrip())) is not None
-        and section_key(match["title"]).startswith("exploratory threads")
+        (title := _subheading(line)) is not None
+        and section_key(title).startswith("exploratory threads")
         for line in highlights.body.split("\n")
     )
+
+
+def _subheading(line: str) -> str | None:
+    """The title of a ``##`` to ``######`` heading, or None."""
+    level = len(line) - len(line.lstrip("#"))
+    return heading_title(line, level) if 2 <= level <= 6 else None
 
 
 def highlights(section: Section) -> list[tuple[int, str]]:
@@ -168,7 +179,7 @@ def highlights(section: Section) -> list[tuple[int, str]]:
     body = _COMMENT.sub(lambda m: "\n" * m.group().count("\n"), section.body)
     items: list[tuple[int, list[str]]] = []
     for number, line in enumerate(body.split("\n"), start=section.line + 1):
-        if _SUBHEADING.fullmatch(line.rstrip()):
+        if _subheading(line) is not None:
             break
         if _ITEM.match(line):
             items.append((number, [line]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -336,3 +337,30 @@ def test_validate_never_raises_and_points_inside_the_text(text: str) -> None:
     for problem in validate_capsule(text):
         assert 1 <= problem.line <= lines, problem
         assert problem.message
+
+
+_BASE = HAND_WRITTEN.split("# Mission", 1)[0]
+_LONG = 20_000
+_HOSTILE = {
+    "heading_of_spaces": f"# x{' ' * _LONG}y\n",
+    "subheading_of_spaces": f"# Transcript Highlights\n## x{' ' * _LONG}y\n",
+    "msg_then_underscores": f"# Transcript Highlights\n- msg{'_' * _LONG}\n",
+    "message_then_spaces": f"# Transcript Highlights\n- message{' ' * _LONG}x\n",
+    "hash_runs": f"# {'# ' * _LONG}\n# {'#' * _LONG}\n",
+    "fences": "# A\n" + "```\n" * _LONG,
+}
+
+
+@pytest.mark.parametrize("body", _HOSTILE.values(), ids=_HOSTILE.keys())
+def test_hostile_lines_take_linear_time(body: str) -> None:
+    """Each once took from seconds to hours (a backtracking pattern over a long line)."""
+    started = time.perf_counter()
+    validate_capsule(_BASE + body)
+    assert time.perf_counter() - started < 5.0
+
+
+def test_a_front_matter_comment_after_a_long_run_of_spaces_is_cut_quickly() -> None:
+    text = HAND_WRITTEN.replace("branch: feature/auth", f"branch: feature/auth{' ' * _LONG}# x")
+    started = time.perf_counter()
+    assert parse_capsule(text).front.branch == "feature/auth"
+    assert time.perf_counter() - started < 5.0
