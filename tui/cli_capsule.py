@@ -14,13 +14,16 @@ import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.documents.problems import Problem
 from core.errors import InvalidRequest
 from core.models import ContextDocument, DocumentStatus
 from core.orchestrator import AgentOrchestrator
 from tui.cli import EXIT_ERROR, EXIT_OK, _print_json, _print_safe
+
+if TYPE_CHECKING:
+    from tui.capsule_app import CapsuleEditorApp
 
 LATEST = "latest"
 
@@ -432,7 +435,6 @@ async def cmd_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
 
 async def cmd_edit(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     """The editor, over the orchestrator this command opened (one store connection)."""
-    from tui.capsule_app import CapsuleEditorApp
     from tui.keymap_check import check_keymap
 
     check_keymap(orch.settings.keymap)
@@ -441,14 +443,27 @@ async def cmd_edit(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     if args.capsule:
         path, _ = await _capsule_file(repo, args.capsule, args.branch)
     session = await orch.resolve_id(args.session) if args.session else None
+    saved = await editor_over(orch, repo, path, session).run_async()
+    if saved is not None:
+        _print_safe(f"saved: {saved}")
+    return EXIT_OK
+
+
+def editor_over(
+    orch: AgentOrchestrator,
+    repo: Path,
+    path: Path | None,
+    session: str | None,
+    **options: Any,
+) -> CapsuleEditorApp:
+    """The capsule editor app over an orchestrator already open (it closes it on leaving;
+    closing twice is harmless). ``options``: the app's own (clock, check delay...)."""
+    from tui.capsule_app import CapsuleEditorApp
 
     async def the_orchestrator() -> AgentOrchestrator:
         return orch
 
-    saved = await CapsuleEditorApp(the_orchestrator, repo, path, session).run_async()
-    if saved is not None:
-        _print_safe(f"saved: {saved}")
-    return EXIT_OK
+    return CapsuleEditorApp(the_orchestrator, repo, path, session, **options)
 
 
 async def cmd_remember(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
