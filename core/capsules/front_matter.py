@@ -293,24 +293,72 @@ def _references(entry: Entry) -> tuple[tuple[Reference, ...], list[Problem]]:
 
 def render_front_matter(front: FrontMatter) -> str:
     """The canonical front-matter block, delimiters and final newline included."""
-    lines = [
-        DELIMITER,
-        f"branch: {quoted(front.branch)}",
-        f"source_session: {quoted(front.source_session)}",
-        f"created_at: {format_timestamp(front.created_at)}",
-        f"primary_objective: {json.dumps(front.primary_objective, ensure_ascii=False)}",
-        f"token_budget: {front.token_budget}",
-        f"version: {front.version}",
-        f"template: {front.template}",
-    ]
-    if front.references:
-        lines.append("references:")
+    lines = [DELIMITER]
+    for key in FRONT_MATTER_KEYS:
+        lines += key_lines(key, front)
+    lines.append(DELIMITER)
+    return "\n".join(lines) + "\n"
+
+
+def key_lines(key: str, front: FrontMatter) -> list[str]:
+    """The canonical lines of one key (none for references when there are none)."""
+    if key == "references":
+        lines = ["references:"] if front.references else []
         for ref in front.references:
             lines.append(f"  - path: {quoted(ref.path)}")
             if ref.blob is not None:
                 lines.append(f"    blob: {ref.blob}")
-    lines.append(DELIMITER)
-    return "\n".join(lines) + "\n"
+        return lines
+    value = getattr(front, key)
+    if key == "created_at":
+        return [f"created_at: {format_timestamp(value)}"]
+    if key == "primary_objective":
+        return [f"primary_objective: {json.dumps(value, ensure_ascii=False)}"]
+    return [f"{key}: {quoted(str(value))}"]
+
+
+def patch_front_matter(block: str, old: FrontMatter, new: FrontMatter) -> str:
+    """The front-matter ``block`` as written (delimiters included) with only the keys
+    whose value differs between ``old`` (what it was read as) and ``new`` rewritten in
+    place, or added before the closing delimiter. Everything else stays as the person
+    wrote it: comments, unknown keys, a missing key stays missing (and reported)."""
+    lines = block.split("\n")
+    newline = "\r\n" if lines[0].endswith("\r") else "\n"
+    lines = [line.removesuffix("\r") for line in block.split("\n")]
+    trailing = lines.pop() if lines[-1] == "" else None  # after the final newline
+    entries, _ = read_entries([line + "\n" for line in lines[1:-1]], 2)
+    first: dict[str, Entry] = {}
+    for entry in entries:
+        first.setdefault(entry.key, entry)
+    replaced: dict[int, list[str]] = {}  # 0-based first line -> its new lines
+    dropped: set[int] = set()
+    added: list[str] = []
+    for key in FRONT_MATTER_KEYS:
+        if getattr(old, key) == getattr(new, key):
+            continue
+        rendered = key_lines(key, new)
+        written = first.get(key)
+        if written is None:
+            added += rendered
+            continue
+        last = max(
+            [written.line]
+            + [item.line for item in written.items]
+            + [line for item in written.items for _, line in item.fields.values()]
+        )
+        replaced[written.line - 1] = rendered
+        dropped.update(range(written.line - 1, last))
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        if index == len(lines) - 1:
+            out += added  # before the closing delimiter
+        if index in replaced:
+            out += replaced[index]
+        if index not in dropped:
+            out.append(line)
+    if trailing is not None:
+        out.append(trailing)
+    return newline.join(out)
 
 
 def format_timestamp(when: datetime) -> str:

@@ -12,7 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.capsules.front_matter import is_delimiter, read_front_matter, render_front_matter
+from core.capsules.front_matter import (
+    is_delimiter,
+    patch_front_matter,
+    read_front_matter,
+    render_front_matter,
+)
 from core.capsules.model import Capsule, FrontMatter, Section
 from core.documents.problems import Problem
 from core.errors import DelegateError
@@ -157,5 +162,12 @@ def render_capsule(capsule: Capsule) -> str:
 
 
 def with_front(capsule: Capsule, front: FrontMatter) -> Capsule:
-    """``capsule`` with new front matter, rendered canonically (the body kept verbatim)."""
-    return capsule.model_copy(update={"front": front, "front_matter_text": None})
+    """``capsule`` with new front matter, the body kept verbatim. A parsed capsule keeps
+    its block as written but for the keys whose value changed (so a key it lacked, or
+    got wrong, is not papered over by the default the parse stood in with); a built one
+    renders canonically."""
+    written = capsule.front_matter_text
+    if written is None:
+        return capsule.model_copy(update={"front": front})
+    patched = patch_front_matter(written, capsule.front, front)
+    return capsule.model_copy(update={"front": front, "front_matter_text": patched})

@@ -9,7 +9,7 @@ from capsule_texts import HAND_WRITTEN, SEED_EXAMPLE
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.capsules.markdown import CapsuleSyntaxError, parse_capsule, render_capsule
+from core.capsules.markdown import CapsuleSyntaxError, parse_capsule, render_capsule, with_front
 from core.capsules.model import (
     MINI_BUDGET,
     MINI_SECTIONS,
@@ -20,6 +20,7 @@ from core.capsules.model import (
     Section,
 )
 from core.capsules.template import capsule_template
+from core.capsules.validate import validate_capsule
 from core.errors import DelegateError
 
 FRONT = FrontMatter(
@@ -217,3 +218,43 @@ def test_the_template_parses_to_its_outline(template: str) -> None:
     assert tuple(s.title for s in capsule.sections) == front.outline
     assert all(s.body.startswith("<!-- ") for s in capsule.sections)
     assert render_capsule(capsule) == text
+
+
+BLOB = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_with_front_rewrites_only_the_keys_that_changed() -> None:
+    capsule = parse_capsule(HAND_WRITTEN)
+    refs = (capsule.front.references[0], Reference(path="docs/auth-plan.md", blob=BLOB))
+    front = capsule.front.model_copy(update={"references": refs, "token_budget": 900})
+    text = render_capsule(with_front(capsule, front))
+    assert text == HAND_WRITTEN.replace("token_budget: 1200", "token_budget: 900").replace(
+        "  - path: docs/auth-plan.md\n", f"  - path: docs/auth-plan.md\n    blob: {BLOB}\n"
+    )
+    assert parse_capsule(text).front == front
+
+
+def test_with_front_keeps_what_it_does_not_change_as_written() -> None:
+    """A key the agent left out stays out (validation still says so), an unknown key and
+    a comment stay, and a key it lacked is added before the closing delimiter."""
+    text = (
+        "---\r\nbranch: x   # the work\r\nowner: me\r\ntoken_budget: 300\r\n---\r\n"
+        "# Mission Snapshot\r\n"
+    )
+    capsule = parse_capsule(text)
+    front = capsule.front.model_copy(update={"references": (Reference(path="a.py"),)})
+    patched = render_capsule(with_front(capsule, front))
+    assert patched == (
+        "---\r\nbranch: x   # the work\r\nowner: me\r\ntoken_budget: 300\r\n"
+        "references:\r\n  - path: a.py\r\n---\r\n# Mission Snapshot\r\n"
+    )
+    codes = {p.code for p in validate_capsule(patched)}
+    assert "front_matter_missing_key" in codes  # created_at, ... were not invented
+
+
+def test_with_front_on_a_built_capsule_renders_canonically() -> None:
+    built = Capsule(front=FRONT, sections=())
+    front = FRONT.model_copy(update={"branch": "main"})
+    assert render_capsule(with_front(built, front)) == render_capsule(
+        Capsule(front=front, sections=())
+    )
