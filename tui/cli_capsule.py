@@ -224,6 +224,7 @@ def _document_line(path: Path, document: ContextDocument | None) -> str:
 
 async def cmd_new(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.capsules.model import DEFAULT_BUDGET, MINI_BUDGET, FrontMatter
+    from core.capsules.prompt import UNKNOWN_SESSION
     from core.capsules.registry import register_capsule
     from core.capsules.storage import save_capsule
     from core.capsules.template import capsule_template
@@ -231,10 +232,10 @@ async def cmd_new(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     repo = _repo(args)
     branch = _branch(args, repo)
     session = await orch.resolve_id(args.session) if args.session else None
-    now = orch.clock()
+    now = orch.clock().replace(microsecond=0)  # the front matter's and the file name's
     front = FrontMatter(
         branch=branch,
-        source_session=session or "",
+        source_session=session or UNKNOWN_SESSION,
         created_at=now,
         primary_objective=args.objective,
         token_budget=args.budget or (MINI_BUDGET if args.mini else DEFAULT_BUDGET),

@@ -31,6 +31,13 @@ def test_new_writes_a_registered_draft_and_mini_its_short_template(tmp_path: Pat
     assert text.startswith("---\n")
     assert f"branch: {BRANCH}" in text
     assert "# Exploratory Threads & User Preferences" in text
+    # A template is empty of content, but its envelope is whole but for the objective
+    # nobody gave (no session: "unknown").
+    checked = cli(
+        tmp_path, data, "capsule", "check", made["path"], "--repo", str(repo), "--json", code=1
+    )
+    front = [p for p in checked["capsules"][0]["problems"] if p["code"].startswith("front")]
+    assert [p["message"].split()[0] for p in front] == ["primary_objective"]
 
     # No --repo: the repository holding the current folder (here: a folder inside it).
     (repo / "src").mkdir()
