@@ -7,7 +7,8 @@ and never changes once released.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import ClassVar, Protocol
 
 from core.redact import redact
 
@@ -154,21 +155,39 @@ class HasDependants(DelegateError):
         return payload
 
 
-class CapsuleRefused(DelegateError):
-    """A launch refused the capsule it was asked to carry; ``problems`` lists why, one
-    ``path:line: code: message`` each (what ``delegate capsule check`` prints)."""
+class ProblemLike(Protocol):
+    """A problem found in a document (``core.documents.problems.Problem``), as an error
+    reports it; a protocol, since the foundations import no layer above them."""
 
-    def __init__(self, path: str, what: str, problems: list[str], remedy: str) -> None:
-        shown = "; ".join(problems[:5]) + (" …" if len(problems) > 5 else "")
-        super().__init__(f"capsule {path} {what}: {shown}. {remedy}")
+    @property
+    def line(self) -> int: ...
+    @property
+    def code(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+
+
+class CapsuleRefused(DelegateError):
+    """A launch refused the capsule it was asked to carry; ``problems`` says why (each
+    with its line and stable code, as ``delegate capsule check`` reports them)."""
+
+    def __init__(self, path: str, what: str, problems: Sequence[ProblemLike], remedy: str) -> None:
+        # "line N: code (message)", no colon after a word like "secret": the redaction of
+        # every message would take what follows for a secret's value and mask it.
+        shown = "; ".join(f"line {p.line}: {p.code} ({p.message})" for p in problems[:5])
+        more = f" and {len(problems) - 5} more" if len(problems) > 5 else ""
+        super().__init__(f"capsule {path} {what}. {shown}{more}. {remedy}")
         self.path = path
-        self.problems = problems
+        self.problems = list(problems)
 
     def to_payload(self) -> dict[str, object]:
         payload = super().to_payload()
         error = payload["error"]
         assert isinstance(error, dict)
-        error["problems"] = [redact(p) for p in self.problems]
+        error["path"] = self.path
+        error["problems"] = [
+            {"line": p.line, "code": p.code, "message": redact(p.message)} for p in self.problems
+        ]
         return payload
 
 
@@ -177,10 +196,8 @@ class CapsuleInvalid(CapsuleRefused):
 
     code = "capsule_invalid"
 
-    def __init__(self, path: str, problems: list[str]) -> None:
-        super().__init__(
-            path, "is not valid", problems, "Fix it (delegate capsule check) and launch again."
-        )
+    def __init__(self, path: str, problems: Sequence[ProblemLike]) -> None:
+        super().__init__(path, "is not valid", problems, "Fix it and launch again.")
 
 
 class CapsuleHasSecrets(CapsuleRefused):
@@ -188,7 +205,7 @@ class CapsuleHasSecrets(CapsuleRefused):
 
     code = "capsule_has_secrets"
 
-    def __init__(self, path: str, problems: list[str]) -> None:
+    def __init__(self, path: str, problems: Sequence[ProblemLike]) -> None:
         super().__init__(
             path,
             "holds what looks like a secret",
@@ -203,13 +220,8 @@ class StaleCapsule(CapsuleRefused):
 
     code = "capsule_stale"
 
-    def __init__(self, path: str, problems: list[str]) -> None:
-        super().__init__(
-            path,
-            "is stale",
-            problems,
-            "Refresh it, or launch with --accept-stale.",
-        )
+    def __init__(self, path: str, problems: Sequence[ProblemLike]) -> None:
+        super().__init__(path, "is stale", problems, "Refresh it, or launch with --accept-stale.")
 
 
 class UnknownCheckpoint(DelegateError):

@@ -209,6 +209,9 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         err = sys.stderr
         kind = "follow-up" if args.session else "launch"
         print(f"{kind} run {handle.run_id} in conversation {handle.conversation_id}", file=err)
+        if args.capsule is not None:
+            carried = await orch.get_run(handle.run_id)
+            print(f"capsule {carried.capsule_id} injected into its first prompt", file=err)
         if handle.routed_from is not None:
             print(
                 f"session {handle.routed_from} handed off: its work continues in"

@@ -72,11 +72,11 @@ def _refuse(shown: str, problems: list[Problem], acceptance: CapsuleAcceptance) 
     secrets = [p for p in errors if _is_secret(p)]
     stale = [p for p in errors if p.code in STALE_CODES]
     if invalid:
-        raise CapsuleInvalid(shown, [p.located(shown) for p in invalid])
+        raise CapsuleInvalid(shown, invalid)
     if secrets and not acceptance.allow_secrets:
-        raise CapsuleHasSecrets(shown, [p.located(shown) for p in secrets])
+        raise CapsuleHasSecrets(shown, secrets)
     if stale and not acceptance.accept_stale:
-        raise StaleCapsule(shown, [p.located(shown) for p in stale])
+        raise StaleCapsule(shown, stale)
     return tuple(dict.fromkeys(p.code for p in (*secrets, *stale)))
 
 
@@ -102,11 +102,11 @@ async def prepare_capsule(
     try:
         text = await asyncio.to_thread(read_capsule, path)
     except DocumentInvalid as exc:  # it changed under us: not a regular UTF-8 file now
-        raise CapsuleInvalid(shown, [f"{shown}:0: unreadable: {exc.message}"]) from None
+        raise CapsuleInvalid(shown, [Problem(0, "unreadable", exc.message)]) from None
     try:
         capsule = parse_capsule(text)
     except CapsuleSyntaxError as exc:
-        raise CapsuleInvalid(shown, [p.located(shown) for p in exc.problems]) from None
+        raise CapsuleInvalid(shown, exc.problems) from None
     problems = await asyncio.to_thread(
         check_capsule, path, text, repo=repo, prompt_ceiling=prompt_ceiling
     )

@@ -128,10 +128,11 @@ async def test_an_over_budget_capsule_is_refused(orch: AgentOrchestrator, repo: 
     request = {"prompt": "go", "agent_id": "echo", "cwd": str(repo), "capsule": "latest"}
     error = await _refused(orch, request)
     assert error["code"] == "capsule_invalid"
+    # Where, and each problem with its line and code, as `delegate capsule check` has them.
+    assert str(error["path"]).startswith(".delegate/capsules/")
     problems = error["problems"]
     assert isinstance(problems, list)
-    # Each problem as `delegate capsule check` prints it, relative to the repository.
-    assert any(p.startswith(".delegate/capsules/") and ": over_budget: " in p for p in problems)
+    assert any(p["code"] == "over_budget" and p["line"] > 0 for p in problems)
 
 
 async def test_a_capsule_with_a_secret_launches_only_when_allowed(
@@ -143,6 +144,9 @@ async def test_a_capsule_with_a_secret_launches_only_when_allowed(
     error = await _refused(orch, request)
     assert error["code"] == "capsule_has_secrets"
     assert "AKIAIOSFODNN7EXAMPLE" not in json.dumps(error)  # named by line, never quoted
+    # The message says where, readably (a code before a colon would be masked as a name).
+    assert "line 23: secret_aws_access_key_id (" in str(error["message"]), error
+    assert str(error["message"]).startswith(f"capsule {error['path']} holds what looks like")
     answer = await call_tool(orch, "delegate_agent", json.dumps({**request, "allow_secrets": True}))
     assert answer["status"] == "ok", answer
     [injected] = [e for e in await orch.history(20) if isinstance(e, CapsuleInjected)]
@@ -215,6 +219,7 @@ def test_delegate_run_capsule_through_the_console_script(data_dir: Path, repo: P
     done = run_cli(*args, "--capsule", "latest", "--json", "Print v2.", home=data_dir.parent)
     assert done.returncode == 0, done.stderr
     answer = json_out(done)
+    assert "injected into its first prompt" in done.stderr
     output = answer["output"]
     assert output.index("Print v2.") < output.index(CAPSULE_HEADING) < output.index("WIDGET")
     shown = run_cli(
