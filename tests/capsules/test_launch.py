@@ -209,6 +209,11 @@ async def test_a_gap_reported_by_a_capsule_launched_session_is_history(
         assert [(g.conversation_id, g.document_id, g.note) for g in gaps] == [
             (carried.conversation_id, run.capsule_id, "nothing on the db schema")
         ]
+        # A later turn of that session that reports a gap is heard too.
+        [follow_up] = await orch.delegate(prompt="more", conversation_id=carried.conversation_id)
+        later = await follow_up.wait()
+        gaps = [e for e in await orch.history(20) if isinstance(e, CapsuleGap)]
+        assert [g.run_id for g in gaps] == [later.run_id, run.run_id]  # newest first
     finally:
         await orch.close(wait=False)
 
@@ -251,3 +256,27 @@ async def test_a_detached_launch_carries_the_capsule_too(
     assert run.capsule_id is not None
     session = await orch.get_session(handle.conversation_id)
     assert session.capsule_id == run.capsule_id
+
+
+async def test_every_launch_of_a_batch_carries_the_capsule(
+    orch: AgentOrchestrator, repo: Path
+) -> None:
+    save(repo, capsule_text())
+    request = {
+        "batch": [{"prompt": "first part"}, {"prompt": "second part"}],
+        "agent_id": "echo",
+        "cwd": str(repo),
+        "capsule": "latest",
+    }
+    answer = await call_tool(orch, "delegate_agent", json.dumps(request))
+    assert answer["status"] == "ok", answer
+    runs = answer["runs"]
+    assert isinstance(runs, list)
+    for item, task in zip(runs, ("first part", "second part"), strict=True):
+        assert item["output"].index(task) < item["output"].index(CAPSULE_HEADING)
+    ids = {(await orch.get_run(item["run_id"])).capsule_id for item in runs}
+    assert len(ids) == 1  # one capsule, one registry row
+    [document_id] = ids
+    assert document_id is not None
+    document = await orch.store.documents.get(document_id)
+    assert set(document.consumers) == {item["conversation_id"] for item in runs}
