@@ -78,7 +78,7 @@ def add_parser(subparsers: Any) -> None:
     show = _action(csub, "show", "a capsule: registry row, problems and text", cmd_show)
     show.add_argument("capsule", metavar="PATH|latest", nargs="?", default=LATEST)
 
-    edit = _action(csub, "edit", "open the capsule editor", cmd_edit, json=False)
+    edit = _action(csub, "edit", "open the capsule editor", cmd_edit)
     edit.add_argument("capsule", metavar="PATH|latest", nargs="?", help="default: a new capsule")
     edit.add_argument("--session", metavar="ID", help="the session the capsule carries on")
 
@@ -102,14 +102,11 @@ def add_parser(subparsers: Any) -> None:
     )
 
 
-def _action(
-    csub: Any, name: str, help_text: str, handler: Any, *, json: bool = True
-) -> argparse.ArgumentParser:
+def _action(csub: Any, name: str, help_text: str, handler: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = csub.add_parser(name, help=help_text)
     parser.add_argument("--repo", metavar="DIR", help="the repository (default: the current one)")
     parser.add_argument("--branch", metavar="NAME", help="the branch (default: checked out)")
-    if json:
-        parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(handler=handler)
     return parser
 
@@ -445,7 +442,9 @@ async def cmd_edit(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         path, _ = await _capsule_file(repo, args.capsule, args.branch)
     session = await orch.resolve_id(args.session) if args.session else None
     saved = await editor_over(orch, repo, path, session).run_async()
-    if saved is not None:
+    if args.json:  # after the editor: what it saved last, for a script that opened it
+        _print_json({"status": "ok", "saved": str(saved) if saved is not None else None})
+    elif saved is not None:
         _print_safe(f"saved: {saved}")
     return EXIT_OK
 

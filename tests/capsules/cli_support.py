@@ -76,7 +76,8 @@ version: 0.1
 
 
 def capsule_config(data: Path, reply: str) -> Path:
-    """``capsuler`` answers a capsule prompt with ``reply``; ``mute`` answers it without one."""
+    """``capsuler`` answers a capsule prompt with ``reply``; ``mute`` answers it without one;
+    ``held`` never finishes answering it (its gate never opens)."""
     data.mkdir(mode=0o700, parents=True, exist_ok=True)
     script = data / "capsuler.toml"
     script.write_text(
@@ -87,6 +88,19 @@ reply = '''{reply}'''
 [[rules]]
 match = "."
 reply = "working on: {{prompt}}"
+""",
+        encoding="utf-8",
+    )
+    held = data / "held.toml"
+    held.write_text(
+        f"""
+[[rules]]
+match = "(?i)capsule"
+reply = "thinking about it"
+gate = "{data / "never"}"
+[[rules]]
+match = "."
+reply = "ok"
 """,
         encoding="utf-8",
     )
@@ -112,6 +126,10 @@ script = "{script}"
 [agents.mute]
 runner = "scripted"
 script = "{mute}"
+
+[agents.held]
+runner = "scripted"
+script = "{held}"
 """,
     )
 

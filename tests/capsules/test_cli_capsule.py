@@ -250,3 +250,21 @@ def test_request_mini_asks_for_the_short_outline(tmp_path: Path) -> None:
     assert "# Exploratory Threads" not in asked
     people = run_cli("--data-dir", str(data), "capsule", "check", draft["path"], home=repo)
     assert people.returncode == 0, people.stdout
+
+
+def test_request_that_takes_too_long_is_stopped_and_saves_nothing(tmp_path: Path) -> None:
+    data = capsule_config(tmp_path / "data", capsule_text())
+    repo = make_repo(tmp_path)
+    cid = cli(tmp_path, data, "run", "--agent", "held", "--cwd", str(repo), "--json", "go")[
+        "conversation_id"
+    ]
+    result = run_cli(
+        "--data-dir", str(data), "capsule", "request", cid, "--timeout", "0.5", home=tmp_path
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("delegate: capsule_request_failed: ")
+    assert "within 0.5 seconds" in result.stderr
+    assert not capsules_dir(repo).exists() or not any(capsules_dir(repo).rglob("*.md"))
+    # The run was stopped: the session takes a follow-up again.
+    again = cli(tmp_path, data, "run", "--session", cid, "--json", "and now?")
+    assert again["status"] == "ok"
