@@ -197,7 +197,7 @@ def read_front_matter(
 
 _EXAMPLES = {
     "branch": "<git branch>",
-    "source_session": "<session id>",
+    "source_session": "<session id, or unknown>",
     "created_at": "2025-10-23T18:05:00Z",
     "primary_objective": '"<what the work is for, in one line>"',
     "token_budget": str(DEFAULT_BUDGET),

@@ -27,7 +27,7 @@ __all__ = [
     "FrontMatterBlock",
     "lines_of",
     "parse_capsule",
-    "read_capsule",
+    "parse_with_problems",
     "render_capsule",
     "split_sections",
 ]
@@ -132,7 +132,7 @@ def split_sections(body: str, first_line: int = 1) -> tuple[str, tuple[Section, 
     )
 
 
-def read_capsule(text: str) -> tuple[Capsule, list[Problem]]:
+def parse_with_problems(text: str) -> tuple[Capsule, list[Problem]]:
     """The capsule in ``text`` and the problems of its front matter (what ``parse_capsule``
     forgives). Raises CapsuleSyntaxError when there is no front matter."""
     block = split_front_matter(text)
@@ -152,7 +152,7 @@ def parse_capsule(text: str) -> Capsule:
     matter; unknown keys and bad values are left to ``validate_capsule`` (defaults
     stand in for them in the result).
     """
-    return read_capsule(text)[0]
+    return parse_with_problems(text)[0]
 
 
 def render_capsule(capsule: Capsule) -> str:

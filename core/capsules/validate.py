@@ -17,7 +17,7 @@ from core.capsules.markdown import (
     CapsuleSyntaxError,
     heading_title,
     lines_of,
-    read_capsule,
+    parse_with_problems,
     split_sections,
 )
 from core.capsules.model import (
@@ -51,7 +51,7 @@ def body_tokens(capsule_or_text: Capsule | str) -> int:
     if isinstance(capsule_or_text, Capsule):
         return count_tokens(capsule_or_text.body)
     try:
-        capsule, _ = read_capsule(capsule_or_text)
+        capsule, _ = parse_with_problems(capsule_or_text)
     except CapsuleSyntaxError:
         return count_tokens(capsule_or_text)
     return count_tokens(capsule.body)
@@ -64,7 +64,7 @@ def validate_capsule(text: str, *, prompt_ceiling: int = DEFAULT_PROMPT_CEILING)
     its sections are still checked against the full outline and default budget.
     """
     try:
-        capsule, problems = read_capsule(text)
+        capsule, problems = parse_with_problems(text)
         body_line = _body_first_line(capsule)
         outline, budget, body = capsule.front.outline, capsule.front.token_budget, capsule.body
         sections = capsule.sections
