@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import os
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -159,6 +160,9 @@ async def _capsule_file(repo: Path, spec: str, branch: str | None) -> tuple[Path
     """The capsule ``spec`` names (``latest`` or a path inside the repo) and its text."""
     from core.capsules.storage import read_capsule, resolve_capsule
 
+    if spec != LATEST and not Path(spec).expanduser().is_absolute():
+        # A shell's relative path is from the current folder (the core's: the repo root).
+        spec = os.path.normpath(Path.cwd() / spec)
     path = await asyncio.to_thread(resolve_capsule, repo, spec, branch)
     return path, await asyncio.to_thread(read_capsule, path)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from cli_support import BRANCH, capsule_config, capsule_text, cli, git, make_repo
@@ -60,7 +61,10 @@ def test_check_passes_a_good_capsule_and_prints_each_problem_with_its_line(
     data = write_config(tmp_path / "data")
     repo = make_repo(tmp_path)
     good = _write(repo, "20261123T210000Z.md", capsule_text())
-    ok = run_cli("--data-dir", str(data), "capsule", "check", str(good), home=repo)
+    # A relative path is from the current folder, as a shell completes it.
+    (repo / "src").mkdir()
+    relative = os.path.relpath(good, repo / "src")
+    ok = run_cli("--data-dir", str(data), "capsule", "check", relative, home=repo / "src")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert ok.stdout == ""
 
