@@ -10,6 +10,7 @@ are a person's to keep: never a problem.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 
@@ -93,9 +94,11 @@ def outline_problems(
     order = {section_key(title): index for index, title in enumerate(outline)}
     problems: list[Problem] = []
     first: dict[str, Section] = {}
+    own: dict[str, Section] = {}
     for section in sections:
         if section.key not in order:
-            continue  # a section of the writer's own: kept, never a problem
+            own.setdefault(section.key, section)  # the writer's own: kept, never a problem
+            continue
         if section.key in first:
             problems.append(
                 Problem(
@@ -121,6 +124,18 @@ def outline_problems(
     for index, title in enumerate(outline):
         key = section_key(title)
         if key in first or (key == section_key(EXPLORATORY) and _nested_exploratory(first)):
+            continue
+        alike = difflib.get_close_matches(key, own, n=1, cutoff=0.75)
+        if alike:  # a typo or a reworded title: point at it
+            section = own.pop(alike[0])
+            problems.append(
+                Problem(
+                    section.line,
+                    "section_missing",
+                    f"the capsule has no `# {title}` section; `# {section.title}` looks "
+                    "like it: use the outline's title",
+                )
+            )
             continue
         later = [first[section_key(t)] for t in outline[index + 1 :] if section_key(t) in first]
         line = later[0].line if later else last_line

@@ -144,6 +144,21 @@ def test_section_missing_points_where_it_belongs() -> None:
     assert "after `# Knowledge Base`" in problems[0].message
 
 
+@pytest.mark.parametrize(
+    ("title", "alike"),
+    [
+        ("# Key Decisions & Rationale", "# Key Decisions and Rationale"),
+        ("# Risks & Watchpoints", "# Risk & Watchpoint"),
+        ("# Transcript Highlights", "# Transcript Hilights"),
+    ],
+)
+def test_section_missing_points_at_a_look_alike_heading(title: str, alike: str) -> None:
+    text = HAND_WRITTEN.replace(title + "\n", alike + "\n")
+    problems = validate_capsule(text)
+    assert [(p.line, p.code) for p in problems] == [(line_of(text, alike), "section_missing")]
+    assert f"`{alike}` looks like it" in problems[0].message
+
+
 def test_section_missing_at_the_end_points_at_the_last_line() -> None:
     text = HAND_WRITTEN[: HAND_WRITTEN.index("# Exploratory")]
     assert found(text) == [(len(text.splitlines()), "section_missing")]
