@@ -154,3 +154,38 @@ def test_list_at_80_columns_keeps_id_title_and_age(
         assert len(row.split()) >= 4, row  # id, title words, age
     hint = next(line for line in lines if line.startswith("more"))
     assert "--cursor" in hint  # on one line: copy-pasteable
+
+
+def test_a_reader_that_stops_early_gets_no_error(tmp_path: Path) -> None:
+    """``delegate run - < prompt | head -c 10``: the pipe closing early is the reader's
+    choice, not an error of ours (no ``internal_error`` line, no traceback)."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+
+    data = tmp_path / "data"
+    script = (
+        "import sys; from tui.cli import main;"
+        f" sys.exit(main(['--data-dir', {str(data)!r}, 'run', '--agent', 'echo', '-']))"
+    )
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # far less than the listing
+    writer = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    os.close(write_end)
+    assert writer.stdin is not None
+    writer.stdin.write(b"word " * 40_000)  # echoed back: far more than the pipe holds
+    writer.stdin.close()
+    assert os.read(read_end, 10)
+    os.close(read_end)  # the reader has what it wanted
+    assert writer.stderr is not None
+    err = writer.stderr.read().decode()
+    writer.wait(timeout=60)
+    assert "internal_error" not in err, err
+    assert "Traceback" not in err, err

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -22,6 +23,7 @@ from core.orchestrator import AgentOrchestrator
 from core.redact import redact, redact_data
 
 EXIT_OK, EXIT_ERROR = 0, 1
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer its reader left
 PLAIN_HELP = "tab-separated rows with full ids (the layout used when piped)"
 
 
@@ -645,6 +647,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(exc, args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader closed the pipe (``| head``): its choice, not an error. Later writes
+        # (the interpreter's final flush) go nowhere; the exit status is a shell's SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as exc:  # the boundary: one line, never a traceback
         return _report(InternalError(exc), args)
 
