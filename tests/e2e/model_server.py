@@ -105,8 +105,9 @@ def conversation_length(path: str, body: dict[str, Any]) -> int:
 
 
 def last_user_text(body: dict[str, Any]) -> str:
-    """The text of the request's last user message (Anthropic or Chat shapes)."""
-    users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+    """The text of the request's last user message (Anthropic, Chat or Responses shapes)."""
+    items = body.get("messages") or body.get("input") or []
+    users = [m for m in items if isinstance(m, dict) and m.get("role") == "user"]
     return json.dumps(users[-1].get("content")) if users else ""
 
 

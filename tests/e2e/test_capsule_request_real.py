@@ -94,3 +94,24 @@ async def test_claude_code_writes_its_capsule_when_asked(agents: Agents) -> None
     assert document.status is DocumentStatus.DRAFT
     assert document.source_session == cid
     assert await processes_gone(agents.home)
+
+
+async def test_codex_writes_its_capsule_when_asked(agents: Agents) -> None:
+    find_cli("codex")
+    _git_repo(agents.workdir)
+    [launch] = await agents.orch.delegate("say pong", "codex", cwd=str(agents.workdir))
+    await run_to_end(launch)
+    thread_id = launch.conversation_id  # Codex names the thread: the session's id now
+    agents.server.reply_when("capsule", f"```markdown\n{CAPSULE}```")
+
+    draft = await request_capsule(agents.orch, thread_id, timeout_s=60)
+
+    calls = agents.server.model_calls("/v1/responses")
+    assert len(calls) == 2  # the launch, then the request resuming the same thread
+    assert thread_id in json.dumps(calls[1].body["input"])
+    assert draft.path.read_text(encoding="utf-8") == CAPSULE
+    document = await capsule_document(agents.orch.store, draft.path)
+    assert document is not None
+    assert document.source_session == thread_id
+    assert document.status is DocumentStatus.DRAFT
+    assert await processes_gone(agents.home)
