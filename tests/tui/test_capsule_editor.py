@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from capsule_support import checked, editor_app, make_repo, opened
+from editor_support import checked, editor_app, make_repo, opened
 
 SECRET_LINE = "- deploy key: ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from capsule_support import FAST_CHECKS, make_repo, opened
+from editor_support import FAST_CHECKS, make_repo, opened
 from tui_support import fixed_clock
 
 from core.capsules.model import FrontMatter
