@@ -1,8 +1,7 @@
 """What the capsule editor shows beside the text: outline, token meter, problems.
 
-Computed off the event loop (the editor runs :func:`capsule_report` in a worker
-thread) because counting tokens and checking drift read files and git. Pure: no
-Textual here, so the figures are testable on their own.
+Computed off the event loop (the editor checks in a worker thread) because counting
+tokens and checking drift read files and git. No Textual here.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from typing import Literal
 
 from core.capsules.model import DEFAULT_BUDGET, DEFAULT_PROMPT_CEILING
 from core.documents.problems import Problem
-from core.tokens import count_tokens
 
 NEAR_SHARE = 0.8
 """The meter turns amber once the body uses this share of its budget."""
@@ -58,12 +56,6 @@ def front_matter_end(lines: list[str]) -> int:
     return 0
 
 
-def body_of(text: str) -> str:
-    """Everything after the front matter: what the budget counts."""
-    lines = text.splitlines(keepends=True)
-    return "".join(lines[front_matter_end(lines) :])
-
-
 def outline_of(text: str) -> tuple[OutlineEntry, ...]:
     """Every level-1 heading after the front matter (outside fenced code), with its line.
 
@@ -80,20 +72,3 @@ def outline_of(text: str) -> tuple[OutlineEntry, ...]:
         elif not fenced and line.startswith("# "):
             entries.append(OutlineEntry(line[2:].strip(), index + 1))
     return tuple(entries)
-
-
-def capsule_report(
-    text: str,
-    problems: list[Problem],
-    *,
-    budget: int = DEFAULT_BUDGET,
-    ceiling: int = DEFAULT_PROMPT_CEILING,
-) -> CapsuleReport:
-    """The report for ``text`` given its ``problems`` (from the capsule checks)."""
-    return CapsuleReport(
-        problems=tuple(sorted(problems, key=lambda p: p.line)),
-        tokens=count_tokens(body_of(text)),
-        budget=budget,
-        ceiling=ceiling,
-        outline=outline_of(text),
-    )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +79,71 @@ async def checked(pilot: Pilot[Any]) -> CapsuleEditorScreen:
         pilot, lambda: screen.checked_text == screen.text_area.text, what="the checks to catch up"
     )
     return screen
+
+
+SESSION = "5e55a0c1-0000-4000-8000-000000000001"
+DRAFTED_SNAPSHOT = "- **User intent:** a capsule editor driven from the keyboard"
+
+
+def drafter_config(data_dir: Path) -> None:
+    """A scripted ``drafter`` agent that answers a section request with a Mission
+    Snapshot in a fence, and a whole-capsule request with a whole capsule."""
+    script = data_dir / "drafter.toml"
+    script.write_text(
+        f'''
+[[rules]]
+match = "Draft the `# Mission Snapshot`"
+reply = """Here it is:
+
+```markdown
+# Mission Snapshot
+{DRAFTED_SNAPSHOT}
+```
+"""
+
+[[rules]]
+match = "."
+reply = "I cannot help with that."
+''',
+        encoding="utf-8",
+    )
+    with (data_dir / "config.toml").open("a", encoding="utf-8") as config:
+        config.write(
+            f'\n[agents.drafter]\nrunner = "scripted"\nscript = "{script}"\npersona = "drafter"\n'
+        )
+
+
+async def insert_session(data_dir: Path, repo: Path) -> None:
+    """A finished ``drafter`` session in ``repo`` with a few messages to quote."""
+    from tui_support import insert_sessions, session_with
+
+    await insert_sessions(
+        data_dir,
+        [
+            session_with(
+                SESSION,
+                [
+                    "Build the capsule editor with a live token meter",
+                    "Decided: checks run in a worker thread, debounced",
+                    "Keep the problems list jumpable",
+                    "Done: the outline jumps between sections",
+                ],
+                title="Capsule editor",
+                agent_id="drafter",
+                cwd=str(repo),
+            )
+        ],
+    )
+
+
+async def until(
+    pilot: Pilot[Any], condition: Callable[[], bool], seconds: float = 10.0, what: str = ""
+) -> None:
+    """Pump the app until ``condition()`` holds (no settling: a worker waiting on a
+    picker or a diff stays pending while its modal is up)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await pilot.pause(0.02)
