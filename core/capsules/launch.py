@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.capsules.check import check_capsule
-from core.capsules.markdown import CapsuleSyntaxError, parse_capsule
+from core.capsules.markdown import CapsuleSyntaxError, parse_capsule, reader_body
 from core.capsules.model import DEFAULT_PROMPT_CEILING
 from core.capsules.registry import current_capsule_document, register_capsule
 from core.capsules.storage import read_capsule, resolve_capsule
@@ -122,7 +122,7 @@ async def prepare_capsule(
             producer="person",
             status=DocumentStatus.FINAL,
         )
-    body = capsule.body
+    body = reader_body(capsule)
     return PreparedCapsule(
         InjectedCapsule(
             body=body, document_id=document.document_id, digest=digest(body), path=str(path)

@@ -171,3 +171,37 @@ def with_front(capsule: Capsule, front: FrontMatter) -> Capsule:
         return capsule.model_copy(update={"front": front})
     patched = patch_front_matter(written, capsule.front, front)
     return capsule.model_copy(update={"front": front, "front_matter_text": patched})
+
+
+_BLANK_RUN = re.compile(r"\n(?:[ \t]*\n){2,}")
+
+
+def reader_body(capsule: Capsule) -> str:
+    """The body as the sub-agent reads it: without the writer's HTML comments (the
+    template's hints, notes to self) outside code fences, without the blank lines they
+    leave, ending in one newline. An unclosed comment is kept as written."""
+    kept: list[str] = []
+    prose: list[str] = []
+    fenced = False
+    for line in capsule.body.splitlines(keepends=True):
+        if _FENCE.match(line):
+            if not fenced:
+                kept.append(_without_comments("".join(prose)))
+                prose = []
+            fenced = not fenced
+        (kept if fenced or _FENCE.match(line) else prose).append(line)
+    kept.append(_without_comments("".join(prose)))
+    return _BLANK_RUN.sub("\n\n", "".join(kept)).strip() + "\n"
+
+
+def _without_comments(text: str) -> str:
+    # str.find, not a pattern: linear however many openers a hostile text holds.
+    parts, at = [], 0
+    while (start := text.find("<!--", at)) >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        parts.append(text[at:start])
+        at = end + 3
+    parts.append(text[at:])
+    return "".join(parts)

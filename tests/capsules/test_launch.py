@@ -91,7 +91,7 @@ async def test_the_runner_receives_the_capsule_between_the_task_and_the_end(
     assert session.title == "Make the app print v2."
     assert run.capsule_id is not None
     assert (session.capsule_id, session.capsule_digest) == (run.capsule_id, run.capsule_digest)
-    assert run.capsule_digest == digest(body_of(text))
+    assert run.capsule_digest == digest(body_of(text).strip() + "\n")
     document = await orch.store.documents.get(run.capsule_id)
     assert document.kind is DocumentKind.CAPSULE
     assert Path(document.path) == path
@@ -280,3 +280,29 @@ async def test_every_launch_of_a_batch_carries_the_capsule(
     assert document_id is not None
     document = await orch.store.documents.get(document_id)
     assert set(document.consumers) == {item["conversation_id"] for item in runs}
+
+
+async def test_the_writers_notes_stay_out_of_the_sub_agents_prompt(
+    orch: AgentOrchestrator, repo: Path
+) -> None:
+    """HTML comments are the writer's (the template's hints, a person's notes to self):
+    the sub-agent reads the capsule without them, and the digest is of what it read."""
+    text = capsule_text(knowledge="- `src/app.py` prints v1.\n<!-- Files: by path. -->")
+    text = text.replace(
+        "# Risks & Watchpoints\n",
+        "# Risks & Watchpoints\n<!-- a note\n   over two lines <!-- nested? -->\n",
+    )
+    save(repo, text)
+    [handle] = await orch.delegate(
+        prompt="Make the app print v2.", agent_id="echo", cwd=str(repo), capsule="latest"
+    )
+    run = await handle.wait()
+    assert "<!--" not in run.output
+    assert "-->" not in run.output
+    assert "Files: by path" not in run.output
+    assert "over two lines" not in run.output
+    assert "- `src/app.py` prints v1." in run.output  # the content stays
+    assert "- None known." in run.output
+    start = run.output.index("# Mission Snapshot")
+    injected = run.output[start : run.output.index("Treat this capsule as authoritative")]
+    assert run.capsule_digest == digest(injected.rstrip("\n") + "\n")
