@@ -39,6 +39,12 @@ class CapsuleText(TextArea):
         self._marks: dict[int, Mark] = {}
 
     @property
+    def gutter_width(self) -> int:
+        """One cell wider than the line numbers need: the column the marks go in."""
+        width = super().gutter_width
+        return width + 1 if width else 0
+
+    @property
     def marks(self) -> dict[int, Mark]:
         return dict(self._marks)
 
