@@ -371,3 +371,16 @@ async def test_save_and_follow_up_on_the_session_with_the_capsule(
         assert "# Mission Snapshot" in draft
         assert screen.path is not None
         assert screen.path.exists()
+
+
+async def test_escape_with_unsaved_changes_asks_twice(data_dir: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    app = editor_app(data_dir, repo)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await opened(pilot)
+        await pilot.press("escape")
+        # A new capsule never saved: the first escape warns, the editor stays.
+        assert app.screen is screen
+        await pilot.press("escape")
+        await until(pilot, lambda: app.return_code is not None, what="the app to end")
+    assert app.return_value is None

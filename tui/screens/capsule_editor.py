@@ -227,6 +227,7 @@ class CapsuleEditorScreen(ForwardsWorkerErrors, Screen[Path | None]):
         self.checked_text: str | None = None  # the text the shown report is about
         self.checks_run = 0
         self._check_timer: Timer | None = None
+        self._warned_text: str | None = None  # the text a "leave unsaved?" warning was for
         self._consumed_entries: list[str] = []  # inbox entries pulled in, until saved
 
     # --- layout --------------------------------------------------------------
@@ -584,8 +585,24 @@ class CapsuleEditorScreen(ForwardsWorkerErrors, Screen[Path | None]):
 
         self.run_worker(ask(), exit_on_error=False, name="opening the follow-up")
 
+    @property
+    def modified(self) -> bool:
+        """Whether the text differs from what was opened or saved last (a new capsule
+        counts as modified until saved)."""
+        return self.text_area.text != self.saved_text
+
     def action_close(self) -> None:
+        """From a list: back to the text. From the text: leave; with unsaved changes,
+        only when asked twice in a row (nothing typed is lost to one stray escape)."""
         if self.focused is not self.text_area:
             self.text_area.focus()
+            return
+        if self.modified and self._warned_text != self.text_area.text:
+            self._warned_text = self.text_area.text
+            self.notify(
+                "The capsule has unsaved changes: ctrl+s saves them, escape again leaves "
+                "without saving.",
+                severity="warning",
+            )
             return
         self.dismiss(self.saved_path)
