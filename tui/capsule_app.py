@@ -53,6 +53,8 @@ class CapsuleEditorApp(App[Path | None]):
 
     async def on_mount(self) -> None:
         self.orchestrator = await self._open_orchestrator()
+        if self.orchestrator.settings.keymap:  # the keys a person remapped in config
+            self.set_keymap(self.orchestrator.settings.keymap)
         await self.push_screen(
             CapsuleEditorScreen(
                 self.repo,

@@ -384,3 +384,14 @@ async def test_escape_with_unsaved_changes_asks_twice(data_dir: Path, tmp_path: 
         await pilot.press("escape")
         await until(pilot, lambda: app.return_code is not None, what="the app to end")
     assert app.return_value is None
+
+
+async def test_the_editor_keys_follow_the_keymap(data_dir: Path, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    config = data_dir / "config.toml"
+    config.write_text('[keymap]\n"capsule.save" = "f2"\n' + config.read_text())
+    app = editor_app(data_dir, repo)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await opened(pilot)
+        await pilot.press("f2")
+        await until(pilot, lambda: screen.saved_path is not None, what="the save on f2")

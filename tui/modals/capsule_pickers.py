@@ -53,7 +53,7 @@ class PickerModal(ModalScreen[T | None], Generic[T]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "leave", "Leave", id="picker.leave", tooltip="Take nothing"),
+        Binding("escape", "leave", "Leave", id="capsule_picker.leave", tooltip="Take nothing"),
         Binding("down", "move(1)", show=False),
         Binding("up", "move(-1)", show=False),
     ]
