@@ -28,6 +28,8 @@ STALE_RUN = "ca95u1e2-0000-4000-8000-000000000002"
 PLAIN = "ca95u1e3-0000-4000-8000-000000000003"
 FRESH = "1a2b3c4d-capsule-fresh"
 STALE = "5e6f7a8b-capsule-stale"
+DRAFT = "d4af7000-capsule-draft"
+DRAFT_NAME = "20261121T205500Z.md"
 FRESH_DIGEST = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 STALE_DIGEST = "sha256:60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"
 CAPSULES = ".delegate/capsules/feature-billing"
@@ -105,9 +107,11 @@ async def store_events(data_dir: Path, events: list[HistoryEvent]) -> None:
         await store.close()
 
 
-async def insert_capsule_sessions(data_dir: Path, repo: Path) -> None:
+async def insert_capsule_sessions(data_dir: Path, repo: Path, *, write_draft: bool = True) -> None:
     """Three sessions in ``repo``: LAUNCHED carried FRESH, STALE_RUN carried STALE (now
-    marked stale in the registry), PLAIN carried none; and the capsule events."""
+    marked stale in the registry), PLAIN carried none and its agent drafted DRAFT (the
+    file written with ``write_draft``: snapshots use a folder that need not exist); and
+    the capsule events."""
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     store = await Store.open(data_dir / DB_FILENAME)
     try:
@@ -141,6 +145,22 @@ async def insert_capsule_sessions(data_dir: Path, repo: Path) -> None:
                     producer="agent" if document_id == FRESH else "person",
                 )
             )
+        # PLAIN's agent answered a capsule request: a draft waiting for review, on disk.
+        draft = repo / CAPSULES / DRAFT_NAME
+        if write_draft:
+            draft.parent.mkdir(parents=True, exist_ok=True)
+            draft.write_text("---\nbranch: feature-billing\n---\n# Goal\n\nShip the export.\n")
+        await store.documents.register(
+            NewDocument(
+                document_id=DRAFT,
+                kind=DocumentKind.CAPSULE,
+                path=str(draft),
+                created_us=FIXED_NOW_US - 5 * MINUTE_US,
+                source_session=PLAIN,
+                status=DocumentStatus.DRAFT,
+                producer="agent",
+            )
+        )
     finally:
         await store.close()
     with sqlite3.connect(data_dir / DB_FILENAME) as db:

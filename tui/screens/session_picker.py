@@ -30,7 +30,14 @@ from core.clock import Clock, system_clock
 from core.continuation.service import Continuation
 from core.errors import CwdMissing, DelegateError, DismissRefused
 from core.events import HistoryEvent
-from core.models import SearchPage, SearchResult, Session, SessionSort, SessionState
+from core.models import (
+    ContextDocument,
+    SearchPage,
+    SearchResult,
+    Session,
+    SessionSort,
+    SessionState,
+)
 from core.orchestrator import AgentOrchestrator
 from core.reopen import ReopenPlan, opens_interactively, reopen_plan, run_attached
 from core.search.parser import as_typed
@@ -44,6 +51,7 @@ from tui.bridge import (
     WatchStatusChanged,
     connect,
 )
+from tui.capsule_panel import capsule_document, editor_target
 from tui.commands import PickerCommands
 from tui.context_levels import Thresholds
 from tui.keys import live_keys
@@ -291,6 +299,15 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             " the newest): in the agent's CLI, or in a new delegate session",
         ),
         Binding(
+            "f2",
+            "edit_capsule",
+            "Capsule",
+            id="picker.capsule",
+            show=False,
+            tooltip="Write a context capsule for the highlighted session in the capsule editor"
+            " (its draft, when its agent wrote one)",
+        ),
+        Binding(
             "ctrl+e",
             "toggle_fold",
             "Sub-agents",
@@ -384,6 +401,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                     load_run=orch.latest_run,
                     quiet_s=self.run_quiet_seconds,
                     thresholds=self.thresholds,
+                    load_capsule=self._capsule_document,
                     id="preview",
                 )
                 yield HistoryTimeline(orch.history, self.clock, id="history")
@@ -673,6 +691,43 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.app.push_screen(
             TranscriptScreen(self.orchestrator, session, self.clock, thresholds=self.thresholds)
         )
+
+    # --- capsules ----------------------------------------------------------
+
+    async def _capsule_document(self, capsule_id: str) -> ContextDocument | None:
+        return await capsule_document(self.orchestrator, capsule_id)
+
+    def action_edit_capsule(self) -> None:
+        session = self.sessions.highlighted_session
+        if session is not None:
+            self._open_capsule_editor(session)
+
+    @work(group="capsule-editor", name="opening the capsule editor", exit_on_error=False)
+    async def _open_capsule_editor(self, session: Session) -> None:
+        from tui.screens.capsule_editor import CapsuleEditorScreen  # deferred: opened on demand
+
+        target = await editor_target(self.orchestrator, session)
+        if target is None:
+            self.notify(
+                f"{session.cwd} no longer exists: there is no repository to keep a capsule in.",
+                title="No capsule editor",
+                severity="warning",
+                markup=False,
+            )
+            return
+
+        def closed(saved: Path | None) -> None:
+            if saved is not None:
+                self.notify(f"Capsule saved: {saved}", timeout=4, markup=False)
+
+        editor = CapsuleEditorScreen(
+            target.repo,
+            target.path,
+            session.conversation_id,
+            orchestrator=self.orchestrator,
+            clock=self.clock,
+        )
+        self.app.push_screen(editor, closed)
 
     # --- open: back into the real session ----------------------------------
 

@@ -27,12 +27,20 @@ from textual.widgets import Footer, Input, Static
 from core.clock import Clock
 from core.config import ContextSettings
 from core.errors import DelegateError
-from core.models import ContextReport, Message, MessagePage, Session, TranscriptDetails
+from core.models import (
+    ContextDocument,
+    ContextReport,
+    Message,
+    MessagePage,
+    Session,
+    TranscriptDetails,
+)
 from core.orchestrator import AgentOrchestrator
 from tui import formatting as fmt
+from tui.capsule_panel import capsule_document
 from tui.context_levels import ThresholdsFor
 from tui.safe_text import first_line, visible
-from tui.widgets.context_details import report_rows
+from tui.widgets.context_details import capsule_row, report_rows
 from tui.widgets.context_meter import meter_text
 from tui.widgets.message_view import message_renderable
 from tui.workers import ForwardsWorkerErrors
@@ -53,9 +61,11 @@ def details_text(
     *,
     thresholds: ContextSettings,
     report: ContextReport | None = None,
+    capsule: ContextDocument | None = None,
 ) -> Text:
     """The header: what the session is, where it lives and how full it is (with
-    ``report``: the window's source, trend, breakdown, levels, checkpoints, chain)."""
+    ``report``: the window's source, trend, breakdown, levels, checkpoints, chain;
+    the capsule it was launched with, ``capsule`` its registry row)."""
     text = Text()
     text.append(first_line(session.shown_title or "(untitled)", 200), "bold")
     text.append("\n")
@@ -79,6 +89,9 @@ def details_text(
         text.append("\n")
     text.append(f"{'used':>6}  ", "dim")
     text.append_text(meter_text(session.context, thresholds=thresholds, bar_width=20))
+    if session.capsule_id:
+        text.append(f"\n{'with':>6}  ", "dim")
+        text.append_text(capsule_row(session, capsule))
     for label, shown in report_rows(report) if report is not None else []:
         text.append(f"\n{label:>6}  ", "dim")
         text.append_text(shown)
@@ -225,17 +238,27 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
     async def _load_details(self) -> None:
         session = self.session
         report: ContextReport | None = None
+        capsule: ContextDocument | None = None
         try:
             session = await self.orchestrator.get_session(session.conversation_id)
             details = await self.orchestrator.transcript_details(session.conversation_id)
             report = await self.orchestrator.context_report(session.conversation_id)
+            if session.capsule_id:
+                capsule = await capsule_document(self.orchestrator, session.capsule_id)
         except DelegateError:
             details = None
         self.session = session
         # The full details are taller: a window scrolled to its newest message stays there.
         at_end = self.body.is_vertical_scroll_end
         self.details.update(
-            details_text(session, details, self.clock(), thresholds=self.thresholds, report=report)
+            details_text(
+                session,
+                details,
+                self.clock(),
+                thresholds=self.thresholds,
+                report=report,
+                capsule=capsule,
+            )
         )
         if at_end:
             self.call_after_refresh(self.body.scroll_end, animate=False)

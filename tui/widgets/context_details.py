@@ -91,6 +91,34 @@ def preview_line(session: Session) -> Text:
     return Text(" · ".join(parts), "dim")
 
 
+def capsule_text(session: Session, document: ContextDocument | None) -> Text:
+    """``capsule 1a2b3c4d · digest 9f86d081 · stale``: the capsule ``session`` was launched
+    with (``document``: its registry row, None when not read or gone); empty without one."""
+    if not session.capsule_id:
+        return Text()
+    text = Text(fmt.capsule_label(session.capsule_id, session.capsule_digest), "dim")
+    if _stale(document):
+        text.append(" · stale", "bold dark_orange")
+    return text
+
+
+def capsule_row(session: Session, document: ContextDocument | None) -> Text:
+    """The details row: the capsule, its file (``branch/stamp.md``), stale said in full."""
+    if not session.capsule_id:
+        return Text()
+    text = Text(fmt.capsule_label(session.capsule_id, session.capsule_digest))
+    if document is not None:
+        text.append(f" · {visible('/'.join(document.path.rsplit('/', 2)[-2:]))}")
+    if _stale(document):
+        text.append(" · stale", "bold dark_orange")
+        text.append(" (references changed)", "dark_orange")
+    return text
+
+
+def _stale(document: ContextDocument | None) -> bool:
+    return document is not None and document.status is DocumentStatus.STALE
+
+
 def _trend(report: ContextReport) -> Text:
     context = report.session.context
     if not report.trend:

@@ -25,11 +25,11 @@ from textual.widgets import Static
 
 from core.clock import Clock
 from core.errors import DelegateError
-from core.models import MessagePage, Role, Run, RunStatus, Session, SessionState
+from core.models import ContextDocument, MessagePage, Role, Run, RunStatus, Session, SessionState
 from tui import formatting as fmt
 from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
 from tui.safe_text import first_line, visible
-from tui.widgets.context_details import preview_line
+from tui.widgets.context_details import capsule_text, preview_line
 from tui.widgets.context_meter import meter_text
 from tui.widgets.message_view import message_renderable
 from tui.widgets.run_status import Activity, run_block
@@ -39,6 +39,8 @@ from tui.workers import ForwardsWorkerErrors
 PageLoader = Callable[[str, int, str | None], Awaitable[MessagePage]]
 # (conversation id) -> the session's latest run, or None
 RunLoader = Callable[[str], Awaitable[Run | None]]
+# (capsule id) -> its registry row, or None (read only for a session launched with one)
+CapsuleLoader = Callable[[str], Awaitable[ContextDocument | None]]
 
 # A run silent this long shows the tail of its stderr (seconds).
 QUIET_SECONDS = 5.0
@@ -121,10 +123,12 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         quiet_s: float = QUIET_SECONDS,
         tick_s: float = TICK_SECONDS,
         thresholds: ThresholdsFor | None = None,
+        load_capsule: CapsuleLoader | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self._load_page = load_page
+        self._load_capsule = load_capsule
         # The [context] thresholds that colour the meter, by the session's folder.
         self._thresholds = thresholds or (lambda cwd: DEFAULT_THRESHOLDS)
         self._load_run = load_run
@@ -204,6 +208,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
                 session.conversation_id, self.size_per_page, self._cursors[-1]
             )
             run = await self._read_run(session)
+            capsule = await self._read_capsule(session)
         except DelegateError as exc:
             self.show_empty(exc.message)
             return
@@ -218,8 +223,16 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             size=self.size_per_page,
             run=run,
             newer=sum(self._page_lengths[: depth - 1]),
+            capsule=capsule,
         )
         self._older_cursor = page.next_cursor
+
+    async def _read_capsule(self, session: Session) -> ContextDocument | None:
+        """The registry row of the session's capsule (is it stale?); most sessions have none
+        and cost no query."""
+        if self._load_capsule is None or not session.capsule_id:
+            return None
+        return await self._load_capsule(session.capsule_id)
 
     async def _read_run(self, session: Session) -> Run | None:
         if self._load_run is None or not _wants_run(session):
@@ -254,8 +267,10 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         size: int,
         run: Run | None = None,
         newer: int = 0,
+        capsule: ContextDocument | None = None,
     ) -> None:
-        """``newer``: how many messages the newer pages hold (the numbers count back over them)."""
+        """``newer``: how many messages the newer pages hold (the numbers count back over them);
+        ``capsule``: the registry row of the capsule the session was launched with."""
         self.page_number = page_number
         self._newer = newer
         header = Text()
@@ -273,6 +288,9 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         if context_line := preview_line(session):
             header.append("\n")
             header.append_text(context_line)
+        if session.capsule_id:
+            header.append("\n")
+            header.append_text(capsule_text(session, capsule))
         header.append(f"\n{session.conversation_id}", "dim")
         self.header.update(header)
         self._shown = (session, page)

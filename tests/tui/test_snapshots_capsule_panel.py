@@ -1,0 +1,82 @@
+"""Snapshots of capsules in the panel (in ``snapshots/test_snapshots_capsule_panel/``):
+the history cells of the capsule events, a stale capsule in the preview header, the
+capsule in the transcript view's details."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from panel_capsule_data import STALE_RUN, insert_capsule_sessions
+from textual.pilot import Pilot
+from tui_support import (
+    AppFactory,
+    history_cells,
+    preview,
+    session_list,
+    settle,
+    static_text,
+    wait_until,
+)
+
+SnapCompare = Callable[..., bool]
+
+# The sessions' folder shows on screen: the same on every machine (it need not exist).
+REPO = Path("/home/dev/src/billing")
+
+
+@pytest.fixture
+def capsule_dir(data_dir: Path) -> Path:
+    asyncio.run(insert_capsule_sessions(data_dir, REPO, write_draft=False))
+    return data_dir
+
+
+async def _ready(pilot: Pilot[None]) -> None:
+    await wait_until(
+        pilot, lambda: type(pilot.app.screen).__name__ == "SessionPickerScreen", what="picker"
+    )
+    await wait_until(pilot, lambda: len(history_cells(pilot.app)) == 6, what="cells")
+    await settle(pilot)
+
+
+async def _stale_session_highlighted(pilot: Pilot[None]) -> None:
+    await _ready(pilot)
+    assert session_list(pilot.app).highlight(STALE_RUN)
+    await wait_until(
+        pilot, lambda: "stale" in static_text(preview(pilot.app).header), what="the stale mark"
+    )
+    await settle(pilot)
+
+
+def test_capsule_history_cells(
+    snap_compare: SnapCompare, capsule_dir: Path, make_app: AppFactory
+) -> None:
+    """A capsule drafted by the agent and one saved by a person, two launches that carried
+    one (one with a problem accepted), a gap the session reported, a capsule gone stale."""
+    assert snap_compare(make_app(capsule_dir), terminal_size=(160, 50), run_before=_ready)
+
+
+def test_stale_capsule_in_the_preview_header(
+    snap_compare: SnapCompare, capsule_dir: Path, make_app: AppFactory
+) -> None:
+    assert snap_compare(
+        make_app(capsule_dir), terminal_size=(120, 30), run_before=_stale_session_highlighted
+    )
+
+
+def test_capsule_in_the_transcript_details(
+    snap_compare: SnapCompare, capsule_dir: Path, make_app: AppFactory
+) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _stale_session_highlighted(pilot)
+        await pilot.press("ctrl+t")
+        await wait_until(
+            pilot,
+            lambda: getattr(pilot.app.screen, "details_loaded", False),
+            what="the transcript's details",
+        )
+        await settle(pilot)
+
+    assert snap_compare(make_app(capsule_dir), terminal_size=(120, 30), run_before=run_before)
