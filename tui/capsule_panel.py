@@ -1,5 +1,6 @@
 """What the panel knows of capsules: the registry row a session's capsule has (for the
-stale mark), and which capsule the editor opens for a session.
+stale mark), which capsule the editor opens for a session, and the launch form's
+capsule choice.
 
 Reads only: the registry (``store.documents``) and the session's folder. The editor
 itself is :class:`tui.screens.capsule_editor.CapsuleEditorScreen`.
@@ -12,8 +13,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.capsules.storage import DETACHED, LATEST, list_capsules, resolve_capsule
 from core.errors import UnknownDocument
-from core.gitinfo import worktree_root
+from core.gitinfo import current_branch, worktree_root
 from core.models import ContextDocument, DocumentKind, DocumentStatus, Session
 from core.orchestrator import AgentOrchestrator
 
@@ -70,3 +72,37 @@ def _regular_file(path: Path) -> bool:
         return path.is_absolute() and stat.S_ISREG(path.lstat().st_mode)
     except OSError:
         return False
+
+
+# --- the launch form's capsule choice -------------------------------------
+
+NO_CAPSULE, LATEST_CAPSULE, CAPSULE_FILE = "none", "latest", "file"
+
+
+def launch_capsule(cwd: str, choice: str, path: str) -> str | None:
+    """What the launch form passes as ``capsule``: None, ``latest`` (checked to exist for
+    the branch checked out in ``cwd``) or the file's resolved path inside the repository.
+
+    Raises :class:`CapsuleNotFound` / :class:`CapsulePathUnsafe` (said in the form).
+    """
+    if choice == NO_CAPSULE:
+        return None
+    repo = _repository(Path(cwd).expanduser()) or Path(cwd)
+    if choice == LATEST_CAPSULE:
+        resolve_capsule(repo, LATEST)
+        return LATEST
+    return str(resolve_capsule(repo, path.strip()))
+
+
+def latest_note(cwd: str) -> str:
+    """``latest on feature-x: 20261121T205000Z.md`` (or that the branch has none yet)."""
+    repo = _repository(Path(cwd).expanduser())
+    if repo is None:
+        return "not a folder: no capsule to take"
+    if worktree_root(repo) is None:
+        return "not in a git repository: there is no branch to take the latest capsule of"
+    branch = current_branch(repo) or DETACHED
+    found = list_capsules(repo, branch)
+    if not found:
+        return f"{branch} has no capsule yet (`delegate capsule new`, or f2 on a session)"
+    return f"latest on {branch}: {found[0].name}"

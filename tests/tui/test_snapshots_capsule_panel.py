@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from panel_capsule_data import STALE_RUN, insert_capsule_sessions
 from textual.pilot import Pilot
+from textual.widgets import Select
 from tui_support import (
     AppFactory,
     history_cells,
@@ -18,8 +19,11 @@ from tui_support import (
     session_list,
     settle,
     static_text,
+    type_text,
     wait_until,
 )
+
+from tui.widgets.history import HistoryTimeline
 
 SnapCompare = Callable[..., bool]
 
@@ -38,6 +42,12 @@ async def _ready(pilot: Pilot[None]) -> None:
         pilot, lambda: type(pilot.app.screen).__name__ == "SessionPickerScreen", what="picker"
     )
     await wait_until(pilot, lambda: len(history_cells(pilot.app)) == 6, what="cells")
+    timeline = pilot.app.screen.query_one(HistoryTimeline)
+    await wait_until(
+        pilot,
+        lambda: timeline.scroll_y == timeline.max_scroll_y,
+        what="the newest cell in view",
+    )
     await settle(pilot)
 
 
@@ -80,3 +90,26 @@ def test_capsule_in_the_transcript_details(
         await settle(pilot)
 
     assert snap_compare(make_app(capsule_dir), terminal_size=(120, 30), run_before=run_before)
+
+
+def test_launch_form_with_the_latest_capsule_chosen(
+    snap_compare: SnapCompare, capsule_dir: Path, make_app: AppFactory
+) -> None:
+    """ctrl+n, a prompt, "the latest of the branch" chosen in a folder outside git (/tmp)."""
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _ready(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        await type_text(pilot, "Finish the invoice export")
+        pilot.app.screen.query_one("#launch-capsule", Select).value = "latest"
+        await wait_until(
+            pilot,
+            lambda: (
+                "git repository" in str(pilot.app.screen.query_one("#launch-capsule-note").render())
+            ),
+            what="the note",
+        )
+        await settle(pilot)
+
+    assert snap_compare(make_app(capsule_dir), terminal_size=(120, 40), run_before=run_before)

@@ -1,4 +1,5 @@
-"""The launch form for a new session: agent, working directory, prompt.
+"""The launch form for a new session: agent, working directory, prompt, and the
+context capsule its first prompt carries (none, the latest of the branch, or a file).
 
 The agents are listed real ones first: Claude Code and Codex when their CLIs
 are found here, and OpenAI-compatible endpoints; the first of them is the
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -23,8 +25,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static, TextArea
 
 from core.config import Settings
-from core.errors import RunnerUnavailable
+from core.errors import DelegateError, RunnerUnavailable
 from core.runners.subprocess import resolve_binary
+from tui.capsule_panel import (
+    CAPSULE_FILE,
+    LATEST_CAPSULE,
+    NO_CAPSULE,
+    latest_note,
+    launch_capsule,
+)
+from tui.safe_text import visible
 
 # The CLI each real runner starts when no binary is configured.
 _CLI_NAMES = {"claude_code": "claude", "codex": "codex"}
@@ -35,6 +45,7 @@ class LaunchRequest:
     agent_id: str
     cwd: str
     prompt: str
+    capsule: str | None = None  # ``latest`` or a capsule file inside the repository
 
 
 @dataclass(frozen=True)
@@ -95,6 +106,9 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
     NewDelegate TextArea { height: 6; }
     NewDelegate #launch-error { color: $error; height: auto; }
     NewDelegate #launch-hint { color: $text-muted; }
+    NewDelegate #launch-capsule-note { color: $text-muted; height: auto; }
+    NewDelegate #launch-capsule-path { display: none; }
+    NewDelegate.-capsule-file #launch-capsule-path { display: block; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -131,11 +145,37 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
             yield Input(self._cwd, id="launch-cwd")
             yield Label("Prompt")
             yield TextArea(id="launch-prompt", soft_wrap=True)
+            yield Label("Context capsule")
+            yield Select(
+                [
+                    ("none", NO_CAPSULE),
+                    ("the latest of the branch", LATEST_CAPSULE),
+                    ("a file", CAPSULE_FILE),
+                ],
+                value=NO_CAPSULE,
+                allow_blank=False,
+                id="launch-capsule",
+            )
+            yield Input(
+                placeholder=".delegate/capsules/<branch>/<time>.md", id="launch-capsule-path"
+            )
+            yield Static("", id="launch-capsule-note")
             yield Static("", id="launch-error")
             yield Static("ctrl+s launch · esc cancel", id="launch-hint")
 
     def on_mount(self) -> None:
         self.query_one("#launch-prompt", TextArea).focus()
+
+    @on(Select.Changed, "#launch-capsule")
+    @on(Input.Changed, "#launch-cwd")
+    def _capsule_choice_changed(self) -> None:
+        """The path field for a file; for ``latest``, which capsule that is now."""
+        choice = self.query_one("#launch-capsule", Select).value
+        self.set_class(choice == CAPSULE_FILE, "-capsule-file")
+        note = ""
+        if choice == LATEST_CAPSULE:
+            note = latest_note(self.query_one("#launch-cwd", Input).value.strip())
+        self.query_one("#launch-capsule-note", Static).update(Text(visible(note)))
 
     def action_launch(self) -> None:
         prompt = self.query_one("#launch-prompt", TextArea).text
@@ -147,8 +187,18 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
         if not Path(cwd).expanduser().is_dir():
             error.update(Text(f"{cwd or '(empty)'} is not a directory."))  # as typed, no markup
             return
+        choice = self.query_one("#launch-capsule", Select).value
+        path = self.query_one("#launch-capsule-path", Input).value
+        if choice == CAPSULE_FILE and not path.strip():
+            error.update("Name the capsule file (inside the repository), or choose none.")
+            return
+        try:
+            capsule = launch_capsule(cwd, str(choice), path)
+        except DelegateError as exc:
+            error.update(Text(f"{exc.code}: {exc.message}"))
+            return
         agent = self.query_one("#launch-agent", Select).value
-        self.dismiss(LaunchRequest(str(agent), cwd, prompt))
+        self.dismiss(LaunchRequest(str(agent), cwd, prompt, capsule))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
