@@ -7,6 +7,7 @@ import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
+import git
 from tui_support import FIXED_NOW, FIXED_NOW_US, session_with
 
 from core.clock import to_us
@@ -173,3 +174,60 @@ async def insert_capsule_sessions(data_dir: Path, repo: Path, *, write_draft: bo
                 (document_id, digest, cid),
             )
     await store_events(data_dir, capsule_events(repo))
+
+
+# --- a real repository with a capsule the launch accepts ----------------------
+
+BRANCH = "feature-billing"
+
+
+def git_repo(where: Path) -> Path:
+    """A git repository on ``BRANCH`` with ``src/app.py`` committed."""
+    root = where / "repo"
+    (root / "src").mkdir(parents=True)
+    repository = git.Repo.init(root, initial_branch=BRANCH)
+    (root / "src" / "app.py").write_text("print('v1')\n", encoding="utf-8")
+    repository.index.add(["src/app.py"])
+    actor = git.Actor("t", "t@example.invalid")
+    repository.index.commit("first", author=actor, committer=actor)
+    return root
+
+
+def valid_capsule(references: str = "") -> str:
+    """A capsule that validates clean (every section, within budget); MARKER names it."""
+    return f"""---
+branch: {BRANCH}
+source_session: 20261123-abc
+created_at: 2026-11-23T21:00:00Z
+primary_objective: "Teach the app to print v2"
+token_budget: 1200
+version: 0.1
+{references}---
+# Mission Snapshot
+- **User intent:** the app prints v2.
+- **Current status:** v1 still printed; {MARKER} names this capsule.
+
+# Key Decisions & Rationale
+1. Keep one print call (simplest).
+
+# Active Workstreams
+- printing → src/app.py, no blockers.
+
+# Pending Actions
+- [ ] Change the literal (next agent).
+
+# Knowledge Base
+- `src/app.py` prints v1.
+
+# Risks & Watchpoints
+- None known.
+
+# Transcript Highlights
+- 2026-11-23T20:55:00Z: the user asked for v2 (message 4).
+
+# Exploratory Threads & User Preferences
+- The user prefers short commits.
+"""
+
+
+MARKER = "WIDGET-MARKER-7"

@@ -8,12 +8,27 @@ from pathlib import Path
 
 import git
 import pytest
+from panel_capsule_data import MARKER, git_repo, valid_capsule
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Select, Static, TextArea
-from tui_support import settle, type_text, wait_until
+from tui_support import (
+    AppFactory,
+    history_cells,
+    notifications,
+    preview,
+    session_list,
+    settle,
+    started,
+    static_text,
+    type_text,
+    wait_until,
+)
 
+from core.capsules.drift import reference_for
 from core.capsules.storage import save_capsule
 from core.config import Settings
+from core.documents.prompt import CAPSULE_HEADING
+from core.models import Role
 from tui.modals.new_delegate import LaunchRequest, NewDelegate, agent_choices
 
 CAPSULE = "---\nbranch: feature-billing\n---\n# Goal\n\nShip the export.\n"
@@ -147,3 +162,68 @@ async def test_a_file_choice_needs_a_path(repo: Path) -> None:
         await settle(pilot)
         assert "Name the capsule file" in str(form.query_one("#launch-error", Static).render())
         assert form.query_one(TextArea).text == "Finish the invoice export"
+
+
+# --- through the panel: the launch carries the capsule ---------------------------
+
+
+async def test_a_launch_from_the_panel_carries_the_latest_capsule(
+    data_dir: Path, tmp_path: Path, make_app: AppFactory
+) -> None:
+    """ctrl+n, a prompt, "the latest of the branch": the echo agent's reply is the prompt
+    it received, the capsule's body under its heading; the session records the capsule."""
+    repo = git_repo(tmp_path)
+    save_capsule(repo, valid_capsule(), branch="feature-billing", created=CREATED)
+    app = make_app(data_dir, launch_cwd=repo)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewDelegate), what="the form")
+        await type_text(pilot, "Teach the app to print v2")
+        app.screen.query_one("#launch-capsule", Select).value = "latest"
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: not isinstance(app.screen, NewDelegate), what="launched")
+        await wait_until(
+            pilot,
+            lambda: any("launched with a capsule" in static_text(c) for c in history_cells(app)),
+            what="the capsule cell",
+        )
+        await wait_until(pilot, lambda: not app.orchestrator.running(), what="the run to end")
+        session = await app.orchestrator.get_session(session_list(app).sessions[0].conversation_id)
+        assert session.capsule_id
+        assert session.capsule_digest
+        page = await app.orchestrator.recent_messages(session.conversation_id, 10, None)
+        reply = next(m.content for m in page.messages if m.role is Role.ASSISTANT)
+        assert reply.index("Teach the app to print v2") < reply.index(CAPSULE_HEADING)
+        assert MARKER in reply
+        await wait_until(
+            pilot,
+            lambda: "capsule " + session.capsule_id[:8] in static_text(preview(app).header),
+            what="the capsule in the preview header",
+        )
+
+
+async def test_a_stale_capsule_is_refused_from_the_panel_with_its_code(
+    data_dir: Path, tmp_path: Path, make_app: AppFactory
+) -> None:
+    repo = git_repo(tmp_path)
+    recorded = reference_for(repo, "src/app.py")
+    (repo / "src" / "app.py").write_text("print('v3')\n")  # changed since the capsule
+    references = f"references:\n  - path: {recorded.path}\n    blob: {recorded.blob}\n"
+    save_capsule(repo, valid_capsule(references), branch="feature-billing", created=CREATED)
+    app = make_app(data_dir, launch_cwd=repo)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewDelegate), what="the form")
+        await type_text(pilot, "Teach the app to print v2")
+        app.screen.query_one("#launch-capsule", Select).value = "latest"
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await wait_until(
+            pilot,
+            lambda: any("capsule_stale" in n for n in notifications(app)),
+            what="the refusal",
+        )
+        assert session_list(app).sessions == []

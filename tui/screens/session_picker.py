@@ -958,7 +958,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     async def _launch(self, request: LaunchRequest) -> None:
         try:
             handles = await self.orchestrator.delegate(
-                request.prompt, agent_id=request.agent_id, cwd=request.cwd
+                request.prompt,
+                agent_id=request.agent_id,
+                cwd=request.cwd,
+                capsule=request.capsule,
             )
         except DelegateError as exc:
             self.notify(
