@@ -10,11 +10,11 @@ import git
 import pytest
 from panel_capsule_data import MARKER, git_repo, valid_capsule
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 from textual.widgets import Input, Select, Static, TextArea
 from tui_support import (
     AppFactory,
     history_cells,
-    notifications,
     preview,
     session_list,
     settle,
@@ -29,6 +29,8 @@ from core.capsules.storage import save_capsule
 from core.config import Settings
 from core.documents.prompt import CAPSULE_HEADING
 from core.models import Role
+from tui.app import DelegateApp
+from tui.modals.confirm_capsule import ConfirmCapsuleLaunch
 from tui.modals.new_delegate import LaunchRequest, NewDelegate, agent_choices
 
 CAPSULE = "---\nbranch: feature-billing\n---\n# Goal\n\nShip the export.\n"
@@ -204,26 +206,59 @@ async def test_a_launch_from_the_panel_carries_the_latest_capsule(
         )
 
 
-async def test_a_stale_capsule_is_refused_from_the_panel_with_its_code(
-    data_dir: Path, tmp_path: Path, make_app: AppFactory
-) -> None:
+async def _launch_stale(app: DelegateApp, pilot: Pilot[None]) -> ConfirmCapsuleLaunch:
+    await started(pilot)
+    await pilot.press("ctrl+n")
+    await wait_until(pilot, lambda: isinstance(app.screen, NewDelegate), what="the form")
+    await type_text(pilot, "Teach the app to print v2")
+    app.screen.query_one("#launch-capsule", Select).value = "latest"
+    await settle(pilot)
+    await pilot.press("ctrl+s")
+    await wait_until(
+        pilot, lambda: isinstance(app.screen, ConfirmCapsuleLaunch), what="the question"
+    )
+    question = app.screen
+    assert isinstance(question, ConfirmCapsuleLaunch)
+    return question
+
+
+@pytest.fixture
+def stale_repo(tmp_path: Path) -> Path:
+    """The latest capsule of the branch references src/app.py as it was before a change."""
     repo = git_repo(tmp_path)
     recorded = reference_for(repo, "src/app.py")
-    (repo / "src" / "app.py").write_text("print('v3')\n")  # changed since the capsule
+    (repo / "src" / "app.py").write_text("print('v3')\n")
     references = f"references:\n  - path: {recorded.path}\n    blob: {recorded.blob}\n"
     save_capsule(repo, valid_capsule(references), branch="feature-billing", created=CREATED)
-    app = make_app(data_dir, launch_cwd=repo)
+    return repo
+
+
+async def test_a_stale_capsule_asks_first_and_escape_launches_nothing(
+    data_dir: Path, stale_repo: Path, make_app: AppFactory
+) -> None:
+    app = make_app(data_dir, launch_cwd=stale_repo)
     async with app.run_test(size=(160, 48)) as pilot:
-        await started(pilot)
-        await pilot.press("ctrl+n")
-        await wait_until(pilot, lambda: isinstance(app.screen, NewDelegate), what="the form")
-        await type_text(pilot, "Teach the app to print v2")
-        app.screen.query_one("#launch-capsule", Select).value = "latest"
+        question = await _launch_stale(app, pilot)
+        assert "is stale" in question.message_text
+        assert "src/app.py" in question.message_text
+        await pilot.press("escape")
         await settle(pilot)
+        assert not isinstance(app.screen, ConfirmCapsuleLaunch)
+        assert session_list(app).sessions == []
+
+
+async def test_a_stale_capsule_launches_when_accepted_and_the_cell_says_so(
+    data_dir: Path, stale_repo: Path, make_app: AppFactory
+) -> None:
+    app = make_app(data_dir, launch_cwd=stale_repo)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await _launch_stale(app, pilot)
         await pilot.press("ctrl+s")
         await wait_until(
             pilot,
-            lambda: any("capsule_stale" in n for n in notifications(app)),
-            what="the refusal",
+            lambda: any("accepted: reference_stale" in static_text(c) for c in history_cells(app)),
+            what="the launch, the stale reference accepted",
         )
-        assert session_list(app).sessions == []
+        await wait_until(pilot, lambda: not app.orchestrator.running(), what="the run to end")
+        [session] = session_list(app).sessions
+        assert (await app.orchestrator.get_session(session.conversation_id)).capsule_id

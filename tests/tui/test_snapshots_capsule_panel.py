@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from panel_capsule_data import STALE_RUN, insert_capsule_sessions
+from panel_capsule_data import BRANCH, STALE_RUN, git_repo, insert_capsule_sessions, valid_capsule
 from textual.pilot import Pilot
 from textual.widgets import Select
 from tui_support import (
@@ -23,12 +24,15 @@ from tui_support import (
     wait_until,
 )
 
+from core.capsules.drift import reference_for
+from core.capsules.storage import save_capsule
 from tui.widgets.history import HistoryTimeline
 
 SnapCompare = Callable[..., bool]
 
 # The sessions' folder shows on screen: the same on every machine (it need not exist).
 REPO = Path("/home/dev/src/billing")
+CREATED = datetime(2026, 11, 21, 20, 50, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -113,3 +117,34 @@ def test_launch_form_with_the_latest_capsule_chosen(
         await settle(pilot)
 
     assert snap_compare(make_app(capsule_dir), terminal_size=(120, 40), run_before=run_before)
+
+
+def test_launch_with_a_stale_capsule_asks_first(
+    snap_compare: SnapCompare, data_dir: Path, tmp_path: Path, make_app: AppFactory
+) -> None:
+    """ctrl+n with the latest capsule, whose referenced file changed since: the question."""
+    repo = git_repo(tmp_path)
+    recorded = reference_for(repo, "src/app.py")
+    (repo / "src" / "app.py").write_text("print('v3')\n")
+    references = f"references:\n  - path: {recorded.path}\n    blob: {recorded.blob}\n"
+    save_capsule(repo, valid_capsule(references), branch=BRANCH, created=CREATED)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await wait_until(
+            pilot, lambda: type(pilot.app.screen).__name__ == "SessionPickerScreen", what="picker"
+        )
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        await type_text(pilot, "Teach the app to print v2")
+        pilot.app.screen.query_one("#launch-capsule", Select).value = "latest"
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await wait_until(
+            pilot,
+            lambda: type(pilot.app.screen).__name__ == "ConfirmCapsuleLaunch",
+            what="the question",
+        )
+        await settle(pilot)
+
+    app = make_app(data_dir, launch_cwd=repo)
+    assert snap_compare(app, terminal_size=(120, 34), run_before=run_before)

@@ -12,6 +12,7 @@ that open a modal (resume, launch, dismiss, help).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -26,9 +27,17 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from core.capsules.launch import CapsuleAcceptance
 from core.clock import Clock, system_clock
 from core.continuation.service import Continuation
-from core.errors import CwdMissing, DelegateError, DismissRefused
+from core.errors import (
+    CapsuleHasSecrets,
+    CapsuleRefused,
+    CwdMissing,
+    DelegateError,
+    DismissRefused,
+    StaleCapsule,
+)
 from core.events import HistoryEvent
 from core.models import (
     ContextDocument,
@@ -57,6 +66,7 @@ from tui.context_levels import Thresholds
 from tui.keys import live_keys
 from tui.list_scope import ListScope
 from tui.live import polling_note
+from tui.modals.confirm_capsule import ConfirmCapsuleLaunch
 from tui.modals.confirm_dismiss import DEPENDANTS_SHOWN, ConfirmDismiss, ConfirmPurge
 from tui.modals.confirm_stop import ConfirmStop
 from tui.modals.follow_up import FollowUpPrompt
@@ -955,14 +965,20 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.app.push_screen(form, launched)
 
     @work(group="runs", name="launching the delegate", exit_on_error=False)
-    async def _launch(self, request: LaunchRequest) -> None:
+    async def _launch(
+        self, request: LaunchRequest, accept: CapsuleAcceptance | None = None
+    ) -> None:
         try:
             handles = await self.orchestrator.delegate(
                 request.prompt,
                 agent_id=request.agent_id,
                 cwd=request.cwd,
                 capsule=request.capsule,
+                accept=accept,
             )
+        except (StaleCapsule, CapsuleHasSecrets) as exc:
+            self._ask_to_accept(request, accept or CapsuleAcceptance(), exc)
+            return
         except DelegateError as exc:
             self.notify(
                 f"{exc.code}: {exc.message}", title="Launch refused", severity="error", markup=False
@@ -974,6 +990,21 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._total_sessions += 1
         self._count_listed()
         self._update_empty_state()
+
+    def _ask_to_accept(
+        self, request: LaunchRequest, accepted: CapsuleAcceptance, refused: CapsuleRefused
+    ) -> None:
+        """A stale capsule, or one with secrets: a person may launch with it anyway."""
+        if isinstance(refused, StaleCapsule):
+            widened = dataclasses.replace(accepted, accept_stale=True)
+        else:
+            widened = dataclasses.replace(accepted, allow_secrets=True)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._launch(request, widened)
+
+        self.app.push_screen(ConfirmCapsuleLaunch(refused), answered)
 
     # --- the archive: archive, undo, restore, rename, purge --------------
 
