@@ -10,6 +10,7 @@ import pytest
 from panel_capsule_data import (
     CAPSULES,
     DRAFT_NAME,
+    FRESH,
     FRESH_DIGEST,
     LAUNCHED,
     PLAIN,
@@ -18,8 +19,18 @@ from panel_capsule_data import (
     insert_capsule_sessions,
 )
 from textual.pilot import Pilot
-from tui_support import AppFactory, preview, session_list, started, static_text, wait_until
+from tui_support import (
+    FIXED_NOW,
+    AppFactory,
+    preview,
+    session_list,
+    started,
+    static_text,
+    wait_until,
+)
 
+from core.events import CapsuleStale
+from core.models import DocumentStatus
 from tui.app import DelegateApp
 from tui.screens.capsule_editor import CapsuleEditorScreen
 from tui.screens.session_picker import SessionPickerScreen
@@ -152,3 +163,30 @@ async def test_the_transcript_details_name_the_capsule_and_its_file(
             f"capsule 5e6f7a8b · digest {STALE_DIGEST[7:15]}"
             " · feature-billing/20261120T101500Z.md · stale (references changed)"
         ) in details
+
+
+async def test_a_capsule_gone_stale_is_marked_in_the_header_on_show(
+    capsule_dir: Path, make_app: AppFactory
+) -> None:
+    """The supervisor marks the capsule stale (registry status, then the event): the
+    header of the session that carried it says so without moving the highlight."""
+    app = make_app(capsule_dir)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await started(pilot)
+        await _highlight(app, pilot, LAUNCHED)
+        assert "stale" not in static_text(preview(app).header)
+        await app.orchestrator.store.documents.set_status(FRESH, DocumentStatus.STALE)
+        app.orchestrator.bus.publish(
+            CapsuleStale(
+                at=FIXED_NOW,
+                conversation_id="",
+                document_id=FRESH,
+                path="/repo/.delegate/capsules/feature-billing/20261121T205000Z.md",
+                changed=("src/app.py",),
+            )
+        )
+        await wait_until(
+            pilot,
+            lambda: "digest 9f86d081 · stale" in static_text(preview(app).header),
+            what="the stale mark",
+        )

@@ -38,7 +38,7 @@ from core.errors import (
     DismissRefused,
     StaleCapsule,
 )
-from core.events import HistoryEvent
+from core.events import CapsuleStale, HistoryEvent
 from core.models import (
     ContextDocument,
     SearchPage,
@@ -1180,7 +1180,12 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         event: HistoryEvent = message.event
         self.history.add_events([event])
         self.refresh_status()
-        if event.kind != "session_dismissed":
+        if isinstance(event, CapsuleStale):
+            # The session on show may carry that capsule: its header marks it stale now.
+            shown = self.preview.session
+            if shown is not None and shown.capsule_id == event.document_id:
+                self.preview.reload_if_showing(shown)
+        if event.kind != "session_dismissed" and event.conversation_id:
             self._refresh_session_soon(event.conversation_id)
 
     @work(group="row-refresh", name="refreshing a row", exit_on_error=False)
