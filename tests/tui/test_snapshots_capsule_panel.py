@@ -55,8 +55,18 @@ async def _ready(pilot: Pilot[None]) -> None:
     await settle(pilot)
 
 
-async def _stale_session_highlighted(pilot: Pilot[None]) -> None:
+async def _history_hidden(pilot: Pilot[None]) -> None:
+    """The cells out of the way: where a scrolled timeline rests while cells settle their
+    wrapped height is frame timing, not what these snapshots are about."""
     await _ready(pilot)
+    timeline = pilot.app.screen.query_one(HistoryTimeline)
+    await pilot.press("ctrl+l")
+    await wait_until(pilot, lambda: not timeline.is_on_screen, what="the history hidden")
+    await settle(pilot)
+
+
+async def _stale_session_highlighted(pilot: Pilot[None]) -> None:
+    await _history_hidden(pilot)
     assert session_list(pilot.app).highlight(STALE_RUN)
     await wait_until(
         pilot, lambda: "stale" in static_text(preview(pilot.app).header), what="the stale mark"
@@ -102,7 +112,7 @@ def test_launch_form_with_the_latest_capsule_chosen(
     """ctrl+n, a prompt, "the latest of the branch" chosen in a folder outside git (/tmp)."""
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await _ready(pilot)
+        await _history_hidden(pilot)
         await pilot.press("ctrl+n")
         await settle(pilot)
         await type_text(pilot, "Finish the invoice export")
