@@ -78,7 +78,8 @@ async def test_the_editor_key_opens_a_new_capsule_for_the_highlighted_session(
         assert editor.session == LAUNCHED
         assert editor.path is None  # no draft of its own: a new capsule
         assert editor.orchestrator is app.orchestrator
-        await pilot.press("escape")
+        # A new capsule is unsaved: the first escape warns, the second leaves.
+        await pilot.press("escape", "escape")
         await wait_until(
             pilot, lambda: isinstance(app.screen, SessionPickerScreen), what="back in the panel"
         )
