@@ -65,7 +65,7 @@ def new_capsule_text(repo: Path, session: Session | None, now: datetime) -> str:
     front = FrontMatter(
         branch=branch,
         source_session=session.conversation_id if session else "unknown",
-        created_at=now,
+        created_at=now.replace(microsecond=0),  # whole seconds, as `capsule new` writes
         primary_objective=objective,
         references=references,
     )
@@ -89,9 +89,15 @@ def changed_files(repo: Path) -> list[str]:
         code, name = entry[:2], entry[3:]
         if "R" in code or "C" in code:
             next(entries, None)  # the rename's source follows; the new name is the one
-        if "D" not in code:
+        if "D" not in code and not _delegates_own(name):
             names.append(name)
     return names
+
+
+def _delegates_own(name: str) -> bool:
+    """A file under ``.delegate/`` (capsules, hand-offs, the inbox): delegate's records,
+    never the work a capsule refers a sub-agent to."""
+    return name == ".delegate" or name.startswith(".delegate/")
 
 
 def repository_files(repo: Path) -> list[str]:
@@ -103,7 +109,8 @@ def repository_files(repo: Path) -> list[str]:
             listed = handle.git.ls_files("-z", "--cached", "--others", "--exclude-standard")
     except (git.GitError, OSError, ValueError):
         return []
-    return sorted({name for name in listed.split("\0") if name})[:MAX_FILES]
+    names = {name for name in listed.split("\0") if name and not _delegates_own(name)}
+    return sorted(names)[:MAX_FILES]
 
 
 # --- references in the front matter -------------------------------------------

@@ -110,6 +110,26 @@ async def test_a_new_capsule_is_the_template_prefilled_from_the_session(
         assert [e.title for e in screen.report.outline] == list(SECTIONS)
 
 
+async def test_delegates_own_files_are_never_prefilled_as_references(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Earlier capsules, hand-offs and the inbox live under ``.delegate/``: they are
+    delegate's records, not the work a sub-agent relies on."""
+    repo = make_repo(tmp_path / "repo", {"app.py": "print(1)\n"})
+    (repo / "app.py").write_text("print(2)\n")
+    for name in ("capsules/feature/capsules/20261122T090000Z.md", "handoffs/h.md"):
+        record = repo / ".delegate" / name
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text("# an earlier record\n")
+    drafter_config(data_dir)
+    await insert_session(data_dir, repo)
+    app = editor_app(data_dir, repo, session=SESSION)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await opened(pilot)
+        references = parse_capsule(screen.text_area.text).front.references
+        assert [r.path for r in references] == ["app.py"]
+
+
 async def test_insert_a_highlight_picked_from_the_session(data_dir: Path, tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     drafter_config(data_dir)
