@@ -137,7 +137,7 @@ async def insert_session(data_dir: Path, repo: Path) -> None:
 
 
 async def until(
-    pilot: Pilot[Any], condition: Callable[[], bool], seconds: float = 10.0, what: str = ""
+    pilot: Pilot[Any], condition: Callable[[], bool], seconds: float = 20.0, what: str = ""
 ) -> None:
     """Pump the app until ``condition()`` holds (no settling: a worker waiting on a
     picker or a diff stays pending while its modal is up)."""

@@ -179,7 +179,7 @@ async def test_pull_an_inbox_entry_into_exploratory_threads(data_dir: Path, tmp_
         # Pulled is not consumed until the capsule is saved; then it is, into that file.
         assert [e.entry_id for e in inbox_entries(repo)] == [entry.entry_id]
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: screen.saved_text is not None, what="the save")
+        await wait_until(pilot, lambda: screen.saved_text is not None, seconds=30, what="the save")
         assert inbox_entries(repo) == []
         [consumed] = inbox_entries(repo, include_consumed=True)
         assert screen.path is not None
@@ -283,7 +283,7 @@ async def test_save_writes_registers_and_announces(data_dir: Path, tmp_path: Pat
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await opened(pilot)
         await pilot.press("ctrl+s")
-        await wait_until(pilot, lambda: screen.saved_text is not None, what="the save")
+        await wait_until(pilot, lambda: screen.saved_text is not None, seconds=30, what="the save")
         path = screen.path
         assert path is not None
         assert path.parent == repo / ".delegate" / "capsules" / "feature" / "capsules"
@@ -328,7 +328,7 @@ async def test_edit_an_existing_capsule_and_leave_with_its_path(
         screen = await opened(pilot)
         screen.text_area.insert("- **User intent:** edit in place\n", (9, 0))
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: screen.saved_path is not None, what="the save")
+        await until(pilot, lambda: screen.saved_path is not None, seconds=30, what="the save")
         await pilot.press("escape")
     assert app.return_value == path
     assert "edit in place" in path.read_text()

@@ -226,7 +226,7 @@ def test_saved(snap_compare: SnapCompare, data_dir: Path, repo: Path) -> None:
         screen = await opened(pilot)
         await _write(pilot, filled(screen.text_area.text))
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: screen.saved_path is not None, what="the save")
+        await until(pilot, lambda: screen.saved_path is not None, seconds=30, what="the save")
         await pilot.pause()
 
     assert _snap(snap_compare, editor_app(data_dir, repo), run_before)
