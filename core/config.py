@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.errors import InvalidConfig
 
@@ -107,6 +107,63 @@ class ContextSettings(BaseModel):
         return self
 
 
+def default_routes() -> dict[str, str]:
+    """Seed 002's routing: a returned status -> the next role ("end" stops the chain)."""
+    return {
+        "READY_FOR_QA": "qa_expert",
+        "READY_FOR_REVIEW": "tech_lead",
+        "PASS": "tech_lead",
+        "APPROVED": "project_manager",
+        "FAIL": "developer",
+        "FLAKY": "developer",
+        "CHANGES_REQUESTED": "developer",
+        "BLOCKED": "investigator",
+        "SPAWN_INVESTIGATOR": "investigator",
+        "ESCALATE_SENIOR": "senior_software_engineer",
+        "ESCALATE_TO_OPUS": "senior_software_engineer",
+        "ROOT_CAUSE_FOUND": "developer",
+        "NEED_MORE_INFO": "end",
+        "REQUIREMENTS_READY": "developer",
+        "NEEDS_CLARIFICATION": "end",
+        "CONTINUE": "developer",
+        "BAZINGA": "end",
+    }
+
+
+class ReturnsSettings(BaseModel):
+    """``[returns]``: compact returns between role agents (seed 002)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    routes: dict[str, str] = Field(
+        default_factory=default_routes,
+        description=(
+            "status -> next role or 'end'; a key 'role:STATUS' overrides it for one role"
+            " (merged over the built-in table)"
+        ),
+    )
+    max_return_tokens: int = Field(
+        default=400, gt=0, description="a final message longer than this is not passed on"
+    )
+    max_chain_steps: int = Field(
+        default=12, ge=1, description="a chain run by delegate stops after this many steps"
+    )
+    agents: dict[str, str] = Field(
+        default_factory=dict,
+        description="role -> agent id a chain launches for it (default: the first step's agent)",
+    )
+    keep_days: int = Field(
+        default=14, ge=0, description="an ended chain's artifacts are cleaned after this many days"
+    )
+
+    @field_validator("routes", mode="after")
+    @classmethod
+    def _over_builtin(cls, routes: dict[str, str]) -> dict[str, str]:
+        # A file naming one route changes that route only; core.returns.routing
+        # checks each target is a role or "end" when it reads the table.
+        return {**default_routes(), **routes}
+
+
 def builtin_agents() -> dict[str, AgentConfig]:
     """Agents that exist without any configuration: deterministic scripted delegates."""
     return {
@@ -163,6 +220,7 @@ class Settings(BaseModel):
         description="show Claude Code's warm-up sub-agents (a lone 'Warmup' prompt) too",
     )
     context: ContextSettings = Field(default_factory=ContextSettings)
+    returns: ReturnsSettings = Field(default_factory=ReturnsSettings)
     capsule_max_tokens: int = Field(
         default=5_000,
         gt=0,

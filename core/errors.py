@@ -271,6 +271,32 @@ class CapsuleRequestFailed(DelegateError):
     code = "capsule_request_failed"
 
 
+class UnknownRole(DelegateError):
+    """A compact-return role that is not one of the seed's (developer, qa_expert, ...)."""
+
+    code = "unknown_role"
+
+
+class ArtifactIdUnsafe(DelegateError):
+    """An artifacts session, group or role id that could escape its folder or collide
+    (a path separator, ``..``, NUL, a leading dash, too long)."""
+
+    code = "artifact_id_unsafe"
+
+
+class HandoffFileInvalid(DelegateError):
+    """A role's hand-off file is missing, not a regular file, not JSON, or not the role's
+    schema (the message names the file and the field)."""
+
+    code = "handoff_file_invalid"
+
+
+class ReturnGroupUnknown(DelegateError):
+    """No compact returns are recorded for this artifacts session (or group)."""
+
+    code = "return_group_unknown"
+
+
 class HookSettingsUnusable(DelegateError):
     """An agent's settings file cannot take delegate's hooks (unreadable, not a regular
     file, not the format the agent reads); the message names the file and what to fix."""

@@ -216,6 +216,49 @@ class CapsuleStale(_Event):
     changed: tuple[str, ...]
 
 
+class ReturnAccepted(_Event):
+    """A role's run returned a valid compact return (``conversation_id``: that run's session)."""
+
+    kind: Literal["return_accepted"] = "return_accepted"
+    run_id: str
+    agent_id: str
+    artifacts_session: str
+    group_id: str
+    role: str
+    status: str
+    summary: tuple[str, ...]
+    next_role: str | None = None  # a role, "end", or None when no route is configured
+    handoff_path: str | None = None
+    tokens: int = 0
+    display: str = ""  # the seed's display line
+
+
+class ReturnRejected(_Event):
+    """A role's final message broke the protocol; the primary got INVALID_RETURN instead."""
+
+    kind: Literal["return_rejected"] = "return_rejected"
+    run_id: str
+    agent_id: str
+    artifacts_session: str
+    group_id: str
+    role: str
+    rule: str  # a ReturnRule value
+    reason: str
+    tokens: int = 0
+
+
+class ChainEnded(_Event):
+    """A group's chain run by delegate stopped (``conversation_id``: its last step's session)."""
+
+    kind: Literal["chain_ended"] = "chain_ended"
+    agent_id: str = ""
+    artifacts_session: str
+    group_id: str
+    steps: int
+    final_status: str
+    reason: str  # end (routed to the end) | invalid | no_route | step_limit | failed | cancelled
+
+
 HistoryEvent = Annotated[
     DelegateLaunched
     | DelegateFinished
@@ -235,7 +278,10 @@ HistoryEvent = Annotated[
     | CapsuleSaved
     | CapsuleInjected
     | CapsuleGap
-    | CapsuleStale,
+    | CapsuleStale
+    | ReturnAccepted
+    | ReturnRejected
+    | ChainEnded,
     Field(discriminator="kind"),
 ]
 HISTORY_EVENT = TypeAdapter[HistoryEvent](HistoryEvent)

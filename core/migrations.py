@@ -546,6 +546,31 @@ ALTER TABLE sessions ADD COLUMN capsule_digest TEXT;
 ALTER TABLE runs ADD COLUMN capsule_id TEXT;
 ALTER TABLE runs ADD COLUMN capsule_digest TEXT;
 """,
+    # Compact returns (seed 002): each role's run in a group's chain, what it returned
+    # (its status and three lines, or INVALID_RETURN and the rule it broke), the
+    # hand-off file it wrote (a ``return`` document) and where the chain goes next.
+    14: """
+CREATE TABLE return_steps (
+    step_id            TEXT PRIMARY KEY,
+    artifacts_session  TEXT NOT NULL,
+    group_id           TEXT NOT NULL,
+    role               TEXT NOT NULL,
+    seq                INTEGER NOT NULL,
+    status             TEXT NOT NULL,
+    summary            TEXT NOT NULL DEFAULT '[]',
+    run_id             TEXT,
+    conversation_id    TEXT,
+    document_id        TEXT REFERENCES documents (document_id) ON DELETE SET NULL,
+    handoff_path       TEXT,
+    next_role          TEXT,
+    rule               TEXT,
+    reason             TEXT NOT NULL DEFAULT '',
+    tokens             INTEGER NOT NULL DEFAULT 0,
+    created_at         INTEGER NOT NULL,
+    UNIQUE (artifacts_session, group_id, seq)
+);
+CREATE INDEX return_steps_by_run ON return_steps (run_id) WHERE run_id IS NOT NULL;
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -480,6 +480,9 @@ class BatchItem(Strict):
     prompt: NonEmptyText
     agent_id: str | None = None
     cwd: str | None = None
+    group_id: NonEmptyText | None = Field(
+        default=None, description="compact returns: this delegate's group (the request's role)"
+    )
 
 
 class AgentRequest(Strict):
@@ -514,6 +517,32 @@ class AgentRequest(Strict):
         default=False,
         description="launch even though files the capsule references changed since it was written",
     )
+    agent_role: NonEmptyText | None = Field(
+        default=None,
+        description=(
+            "compact returns (seed 002): run the delegate as this role (developer, qa_expert,"
+            " tech_lead, project_manager, senior_software_engineer, investigator,"
+            " requirements_engineer); it writes a hand-off file and the response is its"
+            " status and three summary lines, never its full text"
+        ),
+    )
+    group_id: NonEmptyText | None = Field(
+        default=None, description="compact returns: the task group the role works on"
+    )
+    artifacts_session: NonEmptyText | None = Field(
+        default=None,
+        description=(
+            "compact returns: the id naming .delegate/artifacts/<id>/ (default: parent_id,"
+            " else a new one, answered so later roles can pass it)"
+        ),
+    )
+    chain: bool = Field(
+        default=False,
+        description=(
+            "compact returns: route each return to the next role and run it, until the end"
+            " status, an invalid return or the step limit; one display line per step"
+        ),
+    )
 
     @model_validator(mode="after")
     def _check_shape(self) -> AgentRequest:
@@ -531,4 +560,20 @@ class AgentRequest(Strict):
             raise ValueError("capsule applies to launches only")
         if self.capsule is None and (self.allow_secrets or self.accept_stale):
             raise ValueError("allow_secrets and accept_stale apply to a launch with a capsule")
+        if self.agent_role is None and (
+            self.group_id is not None
+            or self.artifacts_session is not None
+            or self.chain
+            or any(item.group_id is not None for item in self.batch or ())
+        ):
+            raise ValueError("group_id, artifacts_session and chain need an agent_role")
+        if self.agent_role is not None and self.conversation_id is not None:
+            raise ValueError("agent_role applies to launches only")
+        if self.agent_role is not None and self.batch is None and self.group_id is None:
+            raise ValueError("agent_role needs a group_id")
+        if self.agent_role is not None and self.batch is not None:
+            if self.group_id is not None:
+                raise ValueError("in a batch, give each item its own group_id")
+            if any(item.group_id is None for item in self.batch):
+                raise ValueError("agent_role needs a group_id on every batch item")
         return self

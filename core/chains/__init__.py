@@ -1,0 +1,1 @@
+"""Compact-return chains: delegate routes each role's return to the next role and runs it."""

@@ -1,0 +1,1 @@
+"""Compact returns (seed 002): role hand-off files, minimal returns, routing between roles."""
