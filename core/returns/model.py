@@ -78,6 +78,7 @@ class ReturnRule(StrEnum):
     SUMMARY_LINES = "summary_lines"  # not exactly three non-empty one-line strings
     TOO_LONG = "too_long"  # over the return token budget
     EMPTY = "empty"  # the run ended with no final message (failed, cancelled)
+    NO_HANDOFF = "no_handoff"  # routes on, but its hand-off file is missing or invalid
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +110,17 @@ class ParsedReturn:
     @property
     def valid(self) -> bool:
         return self.rule is None
+
+
+@dataclass(frozen=True, slots=True)
+class RoleLaunch:
+    """A launch as one role of a group: its prompt gets the protocol sections, its final
+    message is judged and recorded as a :class:`ReturnStep`."""
+
+    role: AgentRole
+    artifacts_session: str
+    group_id: str
+    previous: tuple[AgentRole, str] | None = None  # the prior role and its hand-off file
 
 
 @dataclass(frozen=True, slots=True)
