@@ -1,0 +1,17 @@
+"""The capsule benchmark runs end to end at smoke size (timings are not asserted)."""
+
+from __future__ import annotations
+
+import pytest
+from bench_loader import load_bench
+
+# Figures, not assertions of speed: out of the default run (`pytest --run-bench`).
+pytestmark = pytest.mark.bench
+
+
+def test_smoke_benchmark_prints_every_case(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = load_bench("bench_capsules.py")
+    assert bench.main(["--smoke"]) == 0
+    out = capsys.readouterr().out
+    for case in ("check_capsule:", "prepare_capsule:", "with the capsule:", "drift round"):
+        assert case in out
