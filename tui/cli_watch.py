@@ -26,6 +26,7 @@ from core.events import (
     CapsuleInjected,
     CapsuleSaved,
     CapsuleStale,
+    ChainEnded,
     CheckpointMarked,
     ChildClamped,
     ContextThresholdCrossed,
@@ -35,6 +36,8 @@ from core.events import (
     FollowUpStarted,
     HandoffFailed,
     HandoffWritten,
+    ReturnAccepted,
+    ReturnRejected,
     RunInterrupted,
     RunOutput,
     RunsChanged,
@@ -239,7 +242,45 @@ def _what(event: BusEvent) -> str:
                 f"{_capsule(event.document_id)} stale: {changed} file{'s' if changed != 1 else ''}"
                 f" changed ({_paths(event.changed)}): {_path(event.path)}"
             )
+        case ReturnAccepted():
+            return f"return of {_short(event.conversation_id)} accepted: {_display(event)}"
+        case ReturnRejected():
+            return (
+                f"return of {_short(event.conversation_id)} ({_role(event.role)}, group"
+                f" {_safe(event.group_id)} of {_safe(event.artifacts_session)}) rejected:"
+                f" {_rule(event.rule)} — {_first_line(event.reason)} · {event.tokens:,} tokens"
+            )
+        case ChainEnded():
+            steps = f"{event.steps} step{'s' if event.steps != 1 else ''}"
+            return (
+                f"chain of group {_safe(event.group_id)} of {_safe(event.artifacts_session)}"
+                f" ended after {steps} at {_safe(event.final_status)}: {_reason(event.reason)}"
+            )
     return event.kind
+
+
+def _display(event: ReturnAccepted) -> str:
+    from tui.returns_look import accepted_line
+
+    return accepted_line(event)
+
+
+def _role(role: str) -> str:
+    from tui.returns_look import role_label
+
+    return role_label(role)
+
+
+def _rule(rule: str) -> str:
+    from tui.returns_look import rule_words
+
+    return rule_words(rule)
+
+
+def _reason(reason: str) -> str:
+    from tui.returns_look import chain_reason
+
+    return chain_reason(reason)
 
 
 def _short(ident: str) -> str:

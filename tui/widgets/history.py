@@ -19,6 +19,7 @@ from core.events import (
     CapsuleInjected,
     CapsuleSaved,
     CapsuleStale,
+    ChainEnded,
     CheckpointMarked,
     ChildClamped,
     ContextThresholdCrossed,
@@ -29,6 +30,8 @@ from core.events import (
     HandoffFailed,
     HandoffWritten,
     HistoryEvent,
+    ReturnAccepted,
+    ReturnRejected,
     RunInterrupted,
     SessionContinued,
     SessionDismissed,
@@ -38,6 +41,7 @@ from core.events import (
 )
 from core.models import ContextLevel, RunStatus
 from tui import formatting as fmt
+from tui import returns_look as look
 from tui.context_levels import LEVEL_STYLES
 from tui.safe_text import first_line, visible
 from tui.workers import ForwardsWorkerErrors
@@ -427,6 +431,82 @@ class CapsuleStaleCell(HistoryCell):
         return Text(f"{_capsule_file(e.path)} · {count}: {files}")
 
 
+# --- compact returns: a role's return accepted or rejected, a chain ended ------
+
+
+class _WrappedDetail(HistoryCell):
+    """A cell whose text wraps: a display line's three lines are the news, not to be cut."""
+
+    def render(self) -> Text:
+        text = super().render()
+        text.no_wrap = False
+        text.overflow = "fold"
+        return text
+
+
+def _group(artifacts_session: str, group_id: str) -> str:
+    return f"group {visible(group_id)} of {visible(artifacts_session)}"
+
+
+class ReturnAcceptedCell(_WrappedDetail):
+    """A role's valid compact return: the seed's display line."""
+
+    def heading(self) -> str:
+        assert isinstance(self.event, ReturnAccepted)
+        return f"↩ return · {look.role_label(self.event.role)}"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, ReturnAccepted)
+        return Text(look.accepted_line(e))
+
+
+class ReturnRejectedCell(_WrappedDetail):
+    """A role's final message broke the protocol: which rule, why, and its size."""
+
+    css_class = "-failed"
+
+    def heading(self) -> str:
+        assert isinstance(self.event, ReturnRejected)
+        return f"✗ return rejected · {look.role_label(self.event.role)}"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, ReturnRejected)
+        text = Text(f"{_group(e.artifacts_session, e.group_id)} · ")
+        text.append(look.rule_words(e.rule), "bold red")
+        text.append(f": {first_line(e.reason or 'no reason given', 160)}")
+        text.append(f" · {fmt.tokens(e.tokens)} tokens", "dim")
+        return text
+
+
+class ChainEndedCell(HistoryCell):
+    """A group's chain run by delegate stopped: where, after how many steps, and why."""
+
+    def heading(self) -> str:
+        assert isinstance(self.event, ChainEnded)
+        return "✓ chain done" if self.event.reason == "end" else "■ chain stopped"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, ChainEnded)
+        steps = f"{e.steps} step{'s' if e.steps != 1 else ''}"
+        text = Text(f"{_group(e.artifacts_session, e.group_id)} · {steps} · ")
+        text.append(visible(e.final_status), look.status_style(e.final_status))
+        text.append(f" · {look.chain_reason(e.reason)}")
+        return text
+
+    def __init__(self, event: HistoryEvent, clock: Clock) -> None:
+        super().__init__(event, clock)
+        reason = event.reason if isinstance(event, ChainEnded) else "end"
+        # A chain a failure stopped is marked as one; any other stop short of the end
+        # waits on a person, as a context warning does.
+        if reason in ("invalid", "failed"):
+            self.add_class("-failed")
+        elif reason != "end":
+            self.add_class("-context")
+
+
 EventKey = tuple[str, str, str | None, datetime]
 
 
@@ -464,6 +544,9 @@ def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
         "capsule_injected": CapsuleInjectedCell,
         "capsule_gap": CapsuleGapCell,
         "capsule_stale": CapsuleStaleCell,
+        "return_accepted": ReturnAcceptedCell,
+        "return_rejected": ReturnRejectedCell,
+        "chain_ended": ChainEndedCell,
     }.get(event.kind, HistoryCell)
     return cell_class(event, clock)
 

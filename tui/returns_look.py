@@ -1,0 +1,135 @@
+"""How compact returns read in the panel: role names, status colours, why a chain ended.
+
+Shared by the history cells, the group view and ``delegate watch``. Every value
+comes from the store or an event (data, not promises): an unknown role or status
+reads as itself, made visible, never as an error.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from core.events import ReturnAccepted
+from core.returns.model import END, INVALID_RETURN, ROLE_LABELS, AgentRole
+from tui.safe_text import visible
+
+ROLE_NAMES: Final[dict[AgentRole, str]] = {
+    AgentRole.DEVELOPER: "Developer",
+    AgentRole.SENIOR_SOFTWARE_ENGINEER: "Senior Software Engineer",
+    AgentRole.QA_EXPERT: "QA Expert",
+    AgentRole.TECH_LEAD: "Tech Lead",
+    AgentRole.PROJECT_MANAGER: "Project Manager",
+    AgentRole.INVESTIGATOR: "Investigator",
+    AgentRole.REQUIREMENTS_ENGINEER: "Requirements Engineer",
+}
+"""A role's full name (the group view's step titles)."""
+
+CHAIN: Final[tuple[AgentRole, ...]] = (
+    AgentRole.DEVELOPER,
+    AgentRole.QA_EXPERT,
+    AgentRole.TECH_LEAD,
+    AgentRole.PROJECT_MANAGER,
+)
+"""The cycle the group view lays a chain along (the seed's developer → QA → TL → PM)."""
+
+# Statuses that move the chain forward, send it back, or stop it for a person.
+_FORWARD = frozenset(
+    {"READY_FOR_QA", "READY_FOR_REVIEW", "PASS", "APPROVED", "ROOT_CAUSE_FOUND"}
+    | {"REQUIREMENTS_READY"}
+)
+_BACK = frozenset(
+    {"FAIL", "CHANGES_REQUESTED", "FLAKY", "CONTINUE", "NEED_MORE_INFO", "NEEDS_CLARIFICATION"}
+)
+_ESCALATE = frozenset({"BLOCKED", "ESCALATE_SENIOR", "ESCALATE_TO_OPUS", "SPAWN_INVESTIGATOR"})
+
+CHAIN_REASONS: Final[dict[str, str]] = {
+    "end": "reached the end",
+    "invalid": "a return broke the protocol",
+    "no_route": "no route for its status",
+    "step_limit": "the step limit was reached",
+    "failed": "a run failed",
+    "cancelled": "cancelled",
+}
+"""Why a chain stopped (``ChainEnded.reason``), in a person's words."""
+
+RULES: Final[dict[str, str]] = {
+    "not_json": "no JSON return",
+    "verbose": "text around the JSON",
+    "two_objects": "more than one JSON object",
+    "shape": "not {status, summary}",
+    "status": "a status the role may not return",
+    "summary_lines": "not three summary lines",
+    "too_long": "over the token budget",
+    "empty": "no final message",
+    "no_handoff": "no valid hand-off file",
+}
+"""Which rule a return broke (``ReturnRule`` values), in a person's words."""
+
+
+def role_of(value: str) -> AgentRole | None:
+    try:
+        return AgentRole(value)
+    except ValueError:
+        return None
+
+
+def role_label(value: str) -> str:
+    """The display line's short name (``QA``), or the value itself, made visible."""
+    role = role_of(value)
+    return ROLE_LABELS[role] if role is not None else visible(value)
+
+
+def role_name(value: str) -> str:
+    """The full name (``QA Expert``), or the value itself, made visible."""
+    role = role_of(value)
+    return ROLE_NAMES[role] if role is not None else visible(value)
+
+
+def next_name(next_role: str | None) -> str:
+    """Where a step routes: a role's full name, ``end``, or ``stop`` (no route)."""
+    if next_role is None:
+        return "stop"
+    if next_role == END:
+        return "end"
+    return role_name(next_role)
+
+
+def status_style(status: str) -> str:
+    """The colour of a status: forward green, back yellow, escalations magenta,
+    an invalid return red, the end bold green."""
+    if status == INVALID_RETURN:
+        return "bold red"
+    if status == "BAZINGA":
+        return "bold green"
+    if status in _FORWARD:
+        return "green"
+    if status in _BACK:
+        return "yellow"
+    if status in _ESCALATE:
+        return "magenta"
+    return ""
+
+
+def chain_reason(reason: str) -> str:
+    return CHAIN_REASONS.get(reason, visible(reason))
+
+
+def rule_words(rule: str) -> str:
+    """``verbose (text around the JSON)``: the stable rule id and what it means."""
+    words = RULES.get(rule)
+    return f"{visible(rule)} ({words})" if words else visible(rule)
+
+
+def one_line(text: str) -> str:
+    """Newlines and control characters flattened: a display line stays one line."""
+    return visible(" ".join(text.split()))
+
+
+def accepted_line(event: ReturnAccepted) -> str:
+    """The display line of a valid return, one safe line (built from its parts when an
+    event carries none)."""
+    if event.display:
+        return one_line(event.display)
+    lines = " | ".join(one_line(line) for line in event.summary)
+    group = one_line(event.group_id)
+    return f"Group {group} [{role_label(event.role)}] | {lines} → {next_name(event.next_role)}"
