@@ -19,6 +19,7 @@ tables and SQL::
     store.context     context samples (trend, rate) and threshold crossings
     store.documents   context documents registry: capsules, hand-offs, returns
     store.checkpoints marks in a session; forks and restores from them
+    store.returns     compact-return steps of role chains      (return_steps)
 
 Row types (what goes in) live in :mod:`core.store.rows` and are re-exported here.
 """
@@ -42,6 +43,12 @@ from core.store.messages import (
     SQL_RECENT_MESSAGES,
     SQL_RECENT_MESSAGES_BEFORE,
     MessagesRepository,
+)
+from core.store.returns import (
+    DeletedReturns,
+    NewReturnStep,
+    ReturnSession,
+    ReturnStepsRepository,
 )
 from core.store.rows import (
     FinishedSession,
@@ -69,6 +76,7 @@ __all__ = [
     "ChangeCursor",
     "ChangeSet",
     "Database",
+    "DeletedReturns",
     "FinishedSession",
     "HistoryEvents",
     "HistoryRow",
@@ -77,8 +85,10 @@ __all__ = [
     "NewCheckpoint",
     "NewDocument",
     "NewMessage",
+    "NewReturnStep",
     "NewRun",
     "NewSession",
+    "ReturnSession",
     "SessionCopy",
     "SourceFileProblem",
     "SourceFileRow",
@@ -109,6 +119,7 @@ class Store:
         self.context = ContextRepository(db)
         self.documents = DocumentsRepository(db)
         self.checkpoints = CheckpointsRepository(db)
+        self.returns = ReturnStepsRepository(db)
 
     @property
     def path(self) -> Path:
