@@ -85,50 +85,34 @@ def protocol_section(
     handoff_file: str,
     *,
     artifacts: Mapping[str, str] | None = None,
-    session: str | None = None,
-    group: str | None = None,
     repo_relative: bool = False,
 ) -> str:
     """The "Handoff Protocol (MANDATORY)" section for ``role``: write the hand-off file
-    (``handoff_file``, the role's schema by example; long details in ``artifacts``),
-    then answer only the minimal JSON with one of the role's statuses and three lines."""
+    (``handoff_file``, the role's schema by example; long details in the ``artifacts``
+    files), then answer only the minimal JSON: one of the role's statuses, three lines."""
     example = handoff_example(role)
-    ids = {"session_id": session, "group_id": group}
-    # the ids right after from_agent, as the seed's example has them
-    example = {
-        "from_agent": example.pop("from_agent"),
-        **{key: value for key, value in ids.items() if value is not None},
-        **example,
-    }
     if artifacts:
         example["artifacts"] = dict(artifacts)
-    statuses = ", ".join(ROLE_STATUSES[role])
+    root = " (paths from the repository root)" if repo_relative else ""
     guide = json.dumps(list(SUMMARY_GUIDE[role]), ensure_ascii=False)
-    details = (
-        "Write long details (reasoning, test output, reviews) into the files named under"
-        ' "artifacts", not into the hand-off file.'
-        if artifacts
-        else 'List any file with long details under "artifacts".'
-    )
-    root = " (paths are relative to the repository root)" if repo_relative else ""
     lines = [
         PROTOCOL_HEADING,
         "",
         f"1. Before your final response, write your hand-off file `{handoff_file}`{root}:"
-        " everything the next agent needs (files changed, test results, concerns, branch)."
-        " JSON, in this shape (keys may be added; status as in your answer):",
+        " all the next agent needs (files changed, test results, concerns, branch), as JSON"
+        " like this (status as in your answer; add keys if needed):",
         "```json",
         json.dumps(example, ensure_ascii=False),
         "```",
-        details,
-        "2. Your final response must then be ONLY this JSON: no text before or after it.",
+        'Long details (reasoning, test output, reviews) go in the "artifacts" files, not in'
+        " the hand-off.",
+        "2. Then your final response is ONLY this JSON, nothing before or after it:",
         "```json",
         f'{{"status": "<STATUS>", "summary": {guide}}}',
         "```",
-        f"- status: one of {statuses}.",
-        f"- summary: exactly {SUMMARY_LINES} lines, each one short line: what you did,"
-        " what changed, the result.",
-        "A longer or different answer is rejected and not passed on.",
+        f"status: one of {', '.join(ROLE_STATUSES[role])}. summary: exactly {SUMMARY_LINES}"
+        " one-line strings: what you did, what changed, the result. Any other answer is"
+        " rejected.",
     ]
     return "\n".join(lines)
 
@@ -136,15 +120,10 @@ def protocol_section(
 def prior_handoff_block(previous_role: AgentRole, handoff_file: str) -> str:
     """The "Prior Agent Handoff (MANDATORY FIRST ACTION)" block: read the previous
     role's hand-off file before anything else."""
-    name = ROLE_NAMES[previous_role]
-    return "\n".join(
-        [
-            PRIOR_HEADING,
-            "",
-            f"Before doing ANYTHING else, read the hand-off from the {name}: `{handoff_file}`",
-            "It holds what they did, the files changed, test results, concerns and the"
-            " branch. Do NOT proceed without reading it.",
-        ]
+    return (
+        f"{PRIOR_HEADING}\n\nBefore doing ANYTHING else, read the {ROLE_NAMES[previous_role]}'s"
+        f" hand-off: `{handoff_file}`. It holds what they did, files changed, test results,"
+        " concerns and the branch. Do NOT proceed without reading it."
     )
 
 
@@ -166,8 +145,6 @@ def role_prompt(task: str, launch: RoleLaunch, paths: GroupPaths) -> str:
             launch.role,
             paths.relative(paths.handoff_file(launch.role)),
             artifacts=artifact_files(launch.role, paths),
-            session=launch.artifacts_session,
-            group=launch.group_id,
             repo_relative=True,
         )
     )

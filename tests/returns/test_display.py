@@ -30,21 +30,81 @@ def test_the_seeds_developer_example_exactly() -> None:
 @pytest.mark.parametrize(
     ("role", "status", "next_role", "expected"),
     [
-        (AgentRole.DEVELOPER, "READY_FOR_QA", AgentRole.QA_EXPERT, "🔨 Group G [Developer] | a | b | c → QA Expert"),
-        (AgentRole.SENIOR_SOFTWARE_ENGINEER, "READY_FOR_REVIEW", AgentRole.TECH_LEAD, "🧠 Group G [SSE] | a | b | c → Tech Lead"),
-        (AgentRole.QA_EXPERT, "PASS", AgentRole.TECH_LEAD, "✅ Group G [QA] | a | b | c → Tech Lead"),
-        (AgentRole.QA_EXPERT, "FAIL", AgentRole.DEVELOPER, "❌ Group G [QA] | a | b | c → Developer"),
-        (AgentRole.QA_EXPERT, "FLAKY", AgentRole.DEVELOPER, "🧪 Group G [QA] | a | b | c → Developer"),
-        (AgentRole.TECH_LEAD, "APPROVED", AgentRole.PROJECT_MANAGER, "👔 Group G [TL] | a | b | c → Project Manager"),
-        (AgentRole.TECH_LEAD, "CHANGES_REQUESTED", "developer", "👔 Group G [TL] | a | b | c → Developer"),
+        (
+            AgentRole.DEVELOPER,
+            "READY_FOR_QA",
+            AgentRole.QA_EXPERT,
+            "🔨 Group G [Developer] | a | b | c → QA Expert",
+        ),
+        (
+            AgentRole.SENIOR_SOFTWARE_ENGINEER,
+            "READY_FOR_REVIEW",
+            AgentRole.TECH_LEAD,
+            "🧠 Group G [SSE] | a | b | c → Tech Lead",
+        ),
+        (
+            AgentRole.QA_EXPERT,
+            "PASS",
+            AgentRole.TECH_LEAD,
+            "✅ Group G [QA] | a | b | c → Tech Lead",
+        ),
+        (
+            AgentRole.QA_EXPERT,
+            "FAIL",
+            AgentRole.DEVELOPER,
+            "❌ Group G [QA] | a | b | c → Developer",
+        ),
+        (
+            AgentRole.QA_EXPERT,
+            "FLAKY",
+            AgentRole.DEVELOPER,
+            "🧪 Group G [QA] | a | b | c → Developer",
+        ),
+        (
+            AgentRole.TECH_LEAD,
+            "APPROVED",
+            AgentRole.PROJECT_MANAGER,
+            "👔 Group G [TL] | a | b | c → Project Manager",
+        ),
+        (
+            AgentRole.TECH_LEAD,
+            "CHANGES_REQUESTED",
+            "developer",
+            "👔 Group G [TL] | a | b | c → Developer",
+        ),
         (AgentRole.PROJECT_MANAGER, "BAZINGA", END, "🎉 Group G [PM] | a | b | c → end"),
-        (AgentRole.PROJECT_MANAGER, "CONTINUE", AgentRole.DEVELOPER, "📋 Group G [PM] | a | b | c → Developer"),
-        (AgentRole.INVESTIGATOR, "ROOT_CAUSE_FOUND", AgentRole.DEVELOPER, "🔍 Group G [Investigator] | a | b | c → Developer"),
-        (AgentRole.REQUIREMENTS_ENGINEER, "NEEDS_CLARIFICATION", None, "📝 Group G [RE] | a | b | c → stop"),
-        (AgentRole.DEVELOPER, "BLOCKED", AgentRole.INVESTIGATOR, "🔨 Group G [Developer] | a | b | c → Investigator"),
-        (AgentRole.DEVELOPER, "ESCALATE_SENIOR", AgentRole.SENIOR_SOFTWARE_ENGINEER, "🔨 Group G [Developer] | a | b | c → Senior Software Engineer"),
+        (
+            AgentRole.PROJECT_MANAGER,
+            "CONTINUE",
+            AgentRole.DEVELOPER,
+            "📋 Group G [PM] | a | b | c → Developer",
+        ),
+        (
+            AgentRole.INVESTIGATOR,
+            "ROOT_CAUSE_FOUND",
+            AgentRole.DEVELOPER,
+            "🔍 Group G [Investigator] | a | b | c → Developer",
+        ),
+        (
+            AgentRole.REQUIREMENTS_ENGINEER,
+            "NEEDS_CLARIFICATION",
+            None,
+            "📝 Group G [RE] | a | b | c → stop",
+        ),
+        (
+            AgentRole.DEVELOPER,
+            "BLOCKED",
+            AgentRole.INVESTIGATOR,
+            "🔨 Group G [Developer] | a | b | c → Investigator",
+        ),
+        (
+            AgentRole.DEVELOPER,
+            "ESCALATE_SENIOR",
+            AgentRole.SENIOR_SOFTWARE_ENGINEER,
+            "🔨 Group G [Developer] | a | b | c → Senior Software Engineer",
+        ),
     ],
-)  # fmt: skip
+)
 def test_each_role_has_its_emoji_label_and_next_name(
     role: AgentRole, status: str, next_role: str | None, expected: str
 ) -> None:

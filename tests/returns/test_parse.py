@@ -53,7 +53,8 @@ def assert_invalid(parsed: ParsedReturn, rule: ReturnRule) -> None:
     lines = parsed.answer.summary
     assert len(lines) == 3
     for line in lines:
-        assert line.strip() and one_printable_line(line)
+        assert line.strip()
+        assert one_printable_line(line)
         assert len(line) <= 200
     assert lines[2] == f"Full text: delegate_sessions messages {CONVERSATION}"
     assert rule.value in lines[0]
@@ -62,7 +63,9 @@ def assert_invalid(parsed: ParsedReturn, rule: ReturnRule) -> None:
 
 def test_the_minimal_json_alone_is_the_answer() -> None:
     parsed = parse(MINIMAL)
-    assert parsed.valid and parsed.rule is None and parsed.reason == ""
+    assert parsed.valid
+    assert parsed.rule is None
+    assert parsed.reason == ""
     assert parsed.answer == CompactReturn("READY_FOR_QA", tuple(LINES))  # type: ignore[arg-type]
     assert parsed.tokens == count_tokens(MINIMAL)
     assert parsed.answer.payload() == json.loads(MINIMAL)
@@ -113,7 +116,8 @@ def test_malformed_json_is_not_json(text: str) -> None:
 
 def test_the_reason_says_where_the_json_breaks() -> None:
     parsed = parse('{"status": "READY_FOR_QA", "summary": ["a", "b", "c"],}')
-    assert "line 1" in parsed.reason and "column" in parsed.reason
+    assert "line 1" in parsed.reason
+    assert "column" in parsed.reason
 
 
 @pytest.mark.parametrize(
@@ -136,7 +140,8 @@ def test_two_json_objects_are_refused(text: str) -> None:
 def test_the_status_must_be_one_of_the_roles(role: AgentRole, status: str) -> None:
     parsed = parse(json.dumps({"status": status, "summary": LINES}), role)
     if status in ROLE_STATUSES[role]:
-        assert parsed.valid and parsed.answer.status == status
+        assert parsed.valid
+        assert parsed.answer.status == status
     else:
         assert_invalid(parsed, ReturnRule.STATUS)
         assert ROLE_STATUSES[role][0] in parsed.reason
@@ -244,7 +249,8 @@ def test_rejected_is_the_same_answer_for_a_problem_found_later() -> None:
 def test_a_hostile_reason_or_id_is_flattened_into_short_lines() -> None:
     parsed = rejected(ReturnRule.EMPTY, "a\nb\x1b[2Jc" * 500, DEV, 0, "conv\nx")
     for line in parsed.answer.summary:
-        assert one_printable_line(line) and len(line) <= 200
+        assert one_printable_line(line)
+        assert len(line) <= 200
     assert "\n" not in parsed.reason
 
 
@@ -314,7 +320,8 @@ def test_hostile_input_never_raises_and_always_answers_three_lines(
         assert parsed.answer.status in ROLE_STATUSES[role]
         assert parsed.tokens <= budget
         for line in parsed.answer.summary:
-            assert line.strip() and line.splitlines() == [line]
+            assert line.strip()
+            assert line.splitlines() == [line]
     else:
         assert parsed.answer.status == INVALID_RETURN
         assert parsed.answer.summary[2].endswith(CONVERSATION)
