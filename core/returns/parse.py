@@ -77,10 +77,11 @@ def _fenced(text: str) -> str | None:
     return text[newline + 1 : -len(FENCE)]
 
 
-def _objects_in(text: str) -> int:
-    """How many JSON objects start at the first few braces of ``text`` (at most 2 counted)."""
-    found, start, tries = 0, text.find("{"), 0
-    while start >= 0 and tries < MAX_CANDIDATES and found < 2:
+def _objects_in(text: str) -> list[dict[str, object]]:
+    """The JSON objects starting at the first few braces of ``text`` (at most two)."""
+    found: list[dict[str, object]] = []
+    start, tries = text.find("{"), 0
+    while start >= 0 and tries < MAX_CANDIDATES and len(found) < 2:
         tries += 1
         try:
             value, end = _DECODER.raw_decode(text, start)
@@ -88,9 +89,16 @@ def _objects_in(text: str) -> int:
             start = text.find("{", start + 1)
             continue
         if isinstance(value, dict):
-            found += 1
+            found.append(value)
         start = text.find("{", end)
     return found
+
+
+def _statuses(objects: list[dict[str, object]], role: AgentRole) -> str:
+    """The role's statuses the objects carry, for the found line (the primary may act on
+    one even though the return is refused); other values are not quoted."""
+    said = [o["status"] for o in objects if o.get("status") in ROLE_STATUSES[role]]
+    return f" (status {', '.join(map(str, said))})" if said else ""
 
 
 def _json_problem(text: str) -> str:
@@ -185,13 +193,20 @@ def parse_return(
 
     if not isinstance(text, str) or not text.strip():
         return bad(ReturnRule.EMPTY, "the final message is empty", "no text")
-    if tokens > max_tokens or len(text) > MAX_PARSE_CHARS:
+    if tokens > max_tokens:
         return bad(
             ReturnRule.TOO_LONG,
             f"{tokens:,} tokens, over the {max_tokens:,}-token budget of a return",
             "a long final message, not passed on",
         )
-    judged = _judge(text.strip(), role, bad)
+    if len(text) > MAX_PARSE_CHARS:
+        return bad(
+            ReturnRule.TOO_LONG,
+            f"{len(text):,} characters, over the {MAX_PARSE_CHARS:,} a return may have",
+            "a long final message, not passed on",
+        )
+    # a byte-order mark is an editor's, not the agent's: it is not text around the JSON
+    judged = _judge(text.strip().lstrip("\ufeff").strip(), role, bad)
     return ParsedReturn(judged, tokens) if isinstance(judged, CompactReturn) else judged
 
 
@@ -206,13 +221,17 @@ def _judge(text: str, role: AgentRole, bad: _Bad) -> CompactReturn | ParsedRetur
     except (ValueError, RecursionError):
         problem = _json_problem(candidate) if "{" in text else "no JSON object in the message"
         objects = _objects_in(text)
-        if objects >= 2:
-            return bad(ReturnRule.TWO_OBJECTS, "more than one JSON object", "two or more objects")
-        if objects == 1:
+        if len(objects) >= 2:
+            return bad(
+                ReturnRule.TWO_OBJECTS,
+                "more than one JSON object; answer with one",
+                f"two or more JSON objects{_statuses(objects, role)}",
+            )
+        if objects:
             return bad(
                 ReturnRule.VERBOSE,
                 "text around the JSON; answer only the JSON (or one ```json block)",
-                "one JSON object with text around it",
+                f"one JSON object{_statuses(objects, role)} with text around it",
             )
         if problem.startswith("the key"):
             return bad(ReturnRule.SHAPE, problem, "an object with a repeated key")

@@ -103,6 +103,15 @@ class HandoffFile(_Open):
             )
         return value
 
+    @field_validator("summary", mode="before")
+    @classmethod
+    def _lines_joined(cls, value: object) -> object:
+        # The answer's summary is three lines; an agent that writes those into its file
+        # too has written a summary all the same.
+        if isinstance(value, list) and all(isinstance(line, str) for line in value):
+            return "\n".join(value)
+        return value
+
     @field_validator("summary", mode="after")
     @classmethod
     def _not_blank(cls, value: str) -> str:
@@ -115,7 +124,7 @@ class DeveloperTests(_Open):
     total: int = Field(default=0, ge=0)
     passing: int = Field(default=0, ge=0)
     failing: int = Field(default=0, ge=0)
-    coverage: str | None = None
+    coverage: str | float | None = None  # "92%" or 92
 
 
 class DeveloperHandoff(HandoffFile):
@@ -127,7 +136,7 @@ class DeveloperHandoff(HandoffFile):
     files_created: list[str] = Field(default_factory=list)
     tests: DeveloperTests | None = None
     branch: str | None = None
-    concerns: list[str] = Field(default_factory=list)
+    concerns: list[str | dict[str, Any]] = Field(default_factory=list)
     tech_debt_logged: bool | None = None
 
 
@@ -140,7 +149,7 @@ class SeniorHandoff(DeveloperHandoff):
 class QARun(_Open):
     passed: int = Field(default=0, ge=0)
     failed: int = Field(default=0, ge=0)
-    duration: str | None = None
+    duration: str | float | None = None  # "30s" or 30
 
 
 class QATotals(_Open):
@@ -170,9 +179,9 @@ class TechLeadHandoff(HandoffFile):
     security_issues: int | None = Field(default=None, ge=0)
     lint_issues: int | None = Field(default=None, ge=0)
     coverage_acceptable: bool | None = None
-    what_was_done_well: list[str] = Field(default_factory=list)
+    what_was_done_well: list[str | dict[str, Any]] = Field(default_factory=list)
     required_changes: list[str | dict[str, Any]] = Field(default_factory=list)
-    suggestions: list[str] = Field(default_factory=list)
+    suggestions: list[str | dict[str, Any]] = Field(default_factory=list)
 
 
 class ProjectManagerHandoff(HandoffFile):

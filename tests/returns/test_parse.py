@@ -328,3 +328,29 @@ def test_hostile_input_never_raises_and_always_answers_three_lines(
         for line in parsed.answer.summary:
             assert one_printable_line(line)
         json.dumps(parsed.answer.payload()).encode("utf-8")  # safe to send on
+
+
+def test_a_byte_order_mark_before_the_json_is_not_text_around_it() -> None:
+    assert parse("\ufeff" + MINIMAL).valid
+
+
+def test_plain_prose_says_there_is_no_json_object() -> None:
+    parsed = parse("Implemented it; all tests pass.")
+    assert_invalid(parsed, ReturnRule.NOT_JSON)
+    assert "no JSON object" in parsed.reason
+
+
+def test_the_found_line_names_a_status_the_role_may_return() -> None:
+    verbose = parse(f"All done!\n{MINIMAL}")
+    assert "status READY_FOR_QA" in verbose.answer.summary[1]
+    two = parse(f"{MINIMAL}\n" + json.dumps({"status": "BLOCKED", "summary": LINES}))
+    assert "READY_FOR_QA, BLOCKED" in two.answer.summary[1]
+    foreign = parse("Done.\n" + json.dumps({"status": "\x1b]0;pwned\x07", "summary": LINES}))
+    assert "status" not in foreign.answer.summary[1]
+
+
+def test_a_message_over_the_character_cap_says_so_whatever_the_budget() -> None:
+    text = "word " * 20_000
+    parsed = parse(text, max_tokens=10**9)
+    assert_invalid(parsed, ReturnRule.TOO_LONG)
+    assert "characters" in parsed.reason

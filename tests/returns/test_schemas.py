@@ -170,3 +170,18 @@ def test_role_of_refuses_an_unknown_role_listing_the_roles(name: str) -> None:
     for role in AgentRole:
         assert role.value in caught.value.message
     assert len(caught.value.message) < 400
+
+
+def test_a_summary_written_as_lines_is_read_as_one_text() -> None:
+    data = {**handoff_example(AgentRole.DEVELOPER), "summary": ["Did X", "Changed Y", "Tests pass"]}
+    model = validate_handoff(AgentRole.DEVELOPER, data, where=WHERE)
+    assert model.summary == "Did X\nChanged Y\nTests pass"
+    with pytest.raises(HandoffFileInvalid, match="summary"):
+        validate_handoff(AgentRole.DEVELOPER, {**data, "summary": []}, where=WHERE)
+
+
+def test_numbers_where_the_seed_writes_text_are_accepted() -> None:
+    dev = {**handoff_example(AgentRole.DEVELOPER), "tests": {"total": 3, "coverage": 92.5}}
+    assert validate_handoff(AgentRole.DEVELOPER, dev, where=WHERE).tests is not None
+    qa = {**handoff_example(AgentRole.QA_EXPERT), "tests_run": {"e2e": {"duration": 105}}}
+    assert validate_handoff(AgentRole.QA_EXPERT, qa, where=WHERE).tests_run["e2e"].duration == 105
