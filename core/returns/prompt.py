@@ -95,6 +95,12 @@ def protocol_section(
         example["artifacts"] = dict(artifacts)
     root = " (paths from the repository root)" if repo_relative else ""
     guide = json.dumps(list(SUMMARY_GUIDE[role]), ensure_ascii=False)
+    details = (
+        'Long details (reasoning, test output, reviews) go in the "artifacts" files, not in'
+        " the hand-off."
+        if artifacts
+        else 'Put long details in files of their own, listed under "artifacts".'
+    )
     lines = [
         PROTOCOL_HEADING,
         "",
@@ -104,8 +110,7 @@ def protocol_section(
         "```json",
         json.dumps(example, ensure_ascii=False),
         "```",
-        'Long details (reasoning, test output, reviews) go in the "artifacts" files, not in'
-        " the hand-off.",
+        details,
         "2. Then your final response is ONLY this JSON, nothing before or after it:",
         "```json",
         f'{{"status": "<STATUS>", "summary": {guide}}}',
@@ -134,12 +139,14 @@ def _shown(paths: GroupPaths, file: str) -> str:
 
 def role_prompt(task: str, launch: RoleLaunch, paths: GroupPaths) -> str:
     """A role launch's first prompt: the prior hand-off block (when a role came before),
-    the task, then the protocol section. Paths are relative to the repository root."""
+    the task, then the protocol section. Paths are relative to the repository root; an
+    empty task leaves the two sections alone."""
     parts = []
     if launch.previous is not None:
         previous_role, previous_file = launch.previous
         parts.append(prior_handoff_block(previous_role, _shown(paths, previous_file)))
-    parts.append(task.strip())
+    if task.strip():  # without a task: the sections alone (what `returns prompt` shows)
+        parts.append(task.strip())
     parts.append(
         protocol_section(
             launch.role,

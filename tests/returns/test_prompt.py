@@ -157,3 +157,18 @@ def test_a_roles_additions_stay_within_the_token_budget(
     prompt = role_prompt(TASK, RoleLaunch(role, SESSION, group, previous), paths)
     added = count_tokens(prompt) - count_tokens(TASK)
     assert added < budget, added
+
+
+def test_without_a_task_the_sections_stand_alone(tmp_path: Path) -> None:
+    paths = paths_in(tmp_path)
+    previous = (AgentRole.QA_EXPERT, str(paths.handoff_file(AgentRole.QA_EXPERT)))
+    prompt = role_prompt("  \n", launch(AgentRole.TECH_LEAD, previous), paths)
+    assert prompt.startswith(PRIOR_HEADING)
+    between = prompt[prompt.index("reading it.") : prompt.index(PROTOCOL_HEADING)]
+    assert between == "reading it.\n\n"
+
+
+def test_without_artifact_files_the_section_asks_for_them() -> None:
+    section = protocol_section(AgentRole.DEVELOPER, "handoff.json")
+    assert example_in(section)["artifacts"] == {}
+    assert 'listed under "artifacts"' in section
