@@ -31,6 +31,7 @@ from core.supervisor.capsule_drift import CapsuleDrift
 from core.supervisor.context_monitor import ContextMonitor
 from core.supervisor.leader import Leadership
 from core.supervisor.monitors import Draining, Monitor, StaleRuns
+from core.supervisor.returns_retention import ReturnsRetention
 from core.supervisor.store_watch import StoreWatcher
 from core.supervisor.watch import TranscriptWatcher
 
@@ -75,7 +76,7 @@ class Supervisor:
         self.monitors: list[Monitor] = (
             list(monitors)
             if monitors is not None
-            else [StaleRuns(), ContextMonitor(), CapsuleDrift()]
+            else [StaleRuns(), ContextMonitor(), CapsuleDrift(), ReturnsRetention()]
         )
         self._tick_s = tick_s
         # Leases are judged across processes: wall time, never a front end's test clock.

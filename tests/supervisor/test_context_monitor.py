@@ -22,7 +22,13 @@ from test_store_watching import delegate_cli
 from core.events import ContextThresholdCrossed
 from core.models import ContextLevel
 from core.orchestrator import AgentOrchestrator
-from core.supervisor import CapsuleDrift, ContextMonitor, StaleRuns, Supervisor
+from core.supervisor import (
+    CapsuleDrift,
+    ContextMonitor,
+    ReturnsRetention,
+    StaleRuns,
+    Supervisor,
+)
 from core.supervisor.context_monitor import evaluate_context
 
 
@@ -216,7 +222,12 @@ async def test_the_supervisor_runs_the_monitor_by_default_and_announces_another_
     orch = await AgentOrchestrator.open(data)
     try:
         supervisor = Supervisor(orch, **FAST)
-        assert [type(m) for m in supervisor.monitors] == [StaleRuns, ContextMonitor, CapsuleDrift]
+        assert [type(m) for m in supervisor.monitors] == [
+            StaleRuns,
+            ContextMonitor,
+            CapsuleDrift,
+            ReturnsRetention,
+        ]
         with recording(orch.bus) as seen:
             async with supervisor:
                 # Another process drives the turn: its change reaches this supervisor

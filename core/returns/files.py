@@ -1,0 +1,242 @@
+"""Reading and writing a role's hand-off file without trusting the disk.
+
+The walk from the repository down to ``handoffs/`` goes folder by folder through
+open folder handles that refuse symbolic links (``O_NOFOLLOW``), so a link planted
+at any level — ``.delegate``, the session, the group, ``handoffs`` or the file
+itself — is refused, never followed, even if it appears mid-walk. Only a regular
+file of bounded size is read (a FIFO or a device is never opened for reading);
+a file is written whole (a temporary file, synced, then renamed over the old one),
+so a reader sees the old file or the new one, never half of either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from core.documents.safe_files import DELEGATE_DIR, ensure_folders, read_regular_text, replace_file
+from core.errors import DocumentInvalid, HandoffFileInvalid
+from core.returns.model import AgentRole
+from core.returns.paths import ARTIFACTS_DIR, HANDOFFS_DIR, GroupPaths
+from core.returns.schemas import HandoffFile, validate_handoff
+
+MAX_HANDOFF_BYTES: Final = 256_000
+"""A hand-off file is a few kilobytes of JSON; far bigger is not one."""
+_NO_FOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+# Folder handles (openat and friends) where the platform has them; elsewhere each
+# level is checked with lstat just before use (safe_files).
+_DIR_FDS: Final = bool(_NO_FOLLOW and _DIRECTORY) and {os.open, os.mkdir, os.rename, os.unlink} <= (
+    os.supports_dir_fd
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedHandoff:
+    """A hand-off file as read: its model, its exact text (for the digest) and path."""
+
+    handoff: HandoffFile
+    text: str
+    path: Path
+
+
+def _folder_parts(paths: GroupPaths) -> tuple[str, ...]:
+    return (DELEGATE_DIR, ARTIFACTS_DIR, paths.session, paths.group, HANDOFFS_DIR)
+
+
+@contextlib.contextmanager
+def _handoffs_folder(paths: GroupPaths, target: Path, *, create: bool) -> Iterator[int]:
+    """An open handle on the group's ``handoffs/``, each level a real folder (no link)."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | _DIRECTORY
+    try:
+        fd = os.open(paths.repo, flags)  # the repository itself may be reached by a link
+    except OSError as exc:
+        raise HandoffFileInvalid(
+            f"the repository folder {paths.repo} cannot be opened: {exc.strerror}"
+        ) from None
+    try:
+        here = paths.repo
+        for part in _folder_parts(paths):
+            here = here / part
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+            try:
+                inner = os.open(part, flags | _NO_FOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                raise HandoffFileInvalid(f"no hand-off file at {target}") from None
+            except OSError:
+                raise HandoffFileInvalid(_not_a_folder(here)) from None
+            os.close(fd)
+            fd = inner
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _not_a_folder(path: Path) -> str:
+    try:
+        linked = stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        linked = False
+    kind = "a symbolic link" if linked else "not a folder"
+    return (
+        f"{path} is {kind}; hand-off files are read and written only in real folders"
+        " (remove it and run again)"
+    )
+
+
+def _read_in(folder: int, name: str, path: Path) -> str:
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | _NO_FOLLOW
+    try:
+        fd = os.open(name, flags, dir_fd=folder)
+    except FileNotFoundError:
+        raise HandoffFileInvalid(f"no hand-off file at {path}") from None
+    except OSError as exc:
+        raise HandoffFileInvalid(
+            f"{path} cannot be opened as a hand-off file ({exc.strerror}); it must be a"
+            " regular file, not a symbolic link"
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise HandoffFileInvalid(f"{path} is not a regular file; a hand-off file must be one")
+        if info.st_size > MAX_HANDOFF_BYTES:
+            raise HandoffFileInvalid(
+                f"{path} is {info.st_size:,} bytes; a hand-off file is at most"
+                f" {MAX_HANDOFF_BYTES:,} bytes (put long reports in the artifacts folders)"
+            )
+        chunks, size = [], 0
+        while size <= MAX_HANDOFF_BYTES:
+            chunk = os.read(fd, MAX_HANDOFF_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_HANDOFF_BYTES:
+        raise HandoffFileInvalid(f"{path} grew past {MAX_HANDOFF_BYTES:,} bytes while being read")
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError:
+        raise HandoffFileInvalid(f"{path} is not UTF-8 text") from None
+
+
+def _read_text(paths: GroupPaths, role: AgentRole) -> str:
+    path = paths.handoff_file(role)
+    if _DIR_FDS:
+        with _handoffs_folder(paths, path, create=False) as folder:
+            return _read_in(folder, path.name, path)
+    here = paths.repo
+    for part in _folder_parts(paths):  # no folder handles: lstat each level
+        here = here / part
+        try:
+            mode = os.lstat(here).st_mode
+        except FileNotFoundError:
+            raise HandoffFileInvalid(f"no hand-off file at {path}") from None
+        if not stat.S_ISDIR(mode):
+            raise HandoffFileInvalid(_not_a_folder(here))
+    try:
+        return read_regular_text(path, what="hand-off", max_bytes=MAX_HANDOFF_BYTES)
+    except DocumentInvalid as exc:
+        raise HandoffFileInvalid(str(exc)) from None
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _decode(text: str, where: str) -> object:
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        detail = (
+            f" (line {exc.lineno}, column {exc.colno})"
+            if isinstance(exc, json.JSONDecodeError)
+            else ""
+        )
+        raise HandoffFileInvalid(
+            f"{where} is not JSON{detail}; a hand-off file is one JSON object"
+        ) from None
+
+
+def load_handoff(paths: GroupPaths, role: AgentRole) -> LoadedHandoff:
+    """``role``'s hand-off file in ``paths``: read safely, parsed, checked against its schema.
+
+    Raises :class:`HandoffFileInvalid` naming the file (missing, a link, not a regular
+    file, too big, not UTF-8 or JSON, or not the role's schema — naming the field).
+    """
+    path = paths.handoff_file(role)
+    text = _read_text(paths, role)
+    where = paths.relative(path)
+    handoff = validate_handoff(role, _decode(text, where), where=where)
+    return LoadedHandoff(handoff=handoff, text=text, path=path)
+
+
+def read_handoff(paths: GroupPaths, role: AgentRole) -> HandoffFile:
+    """``role``'s hand-off file, checked (see :func:`load_handoff`)."""
+    return load_handoff(paths, role).handoff
+
+
+def handoff_text(data: object) -> str:
+    """How delegate writes a hand-off: the JSON as given, indented, one object."""
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _write_in(folder: int, name: str, data: bytes) -> None:
+    temporary = f".delegate-{uuid.uuid4().hex}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NO_FOLLOW
+    fd = os.open(temporary, flags, 0o644, dir_fd=folder)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        # A link or folder planted at the final name is replaced as a name, never followed.
+        os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=folder)
+        raise
+
+
+def write_handoff(paths: GroupPaths, role: AgentRole, data: object) -> Path:
+    """Check ``data`` (a JSON value, or JSON text) as ``role``'s hand-off and write it whole.
+
+    Raises :class:`HandoffFileInvalid` when it is not the role's schema or a folder on
+    the way is a link or not a folder; nothing is written then. Its path.
+    """
+    path = paths.handoff_file(role)
+    where = paths.relative(path)
+    if isinstance(data, str | bytes):
+        data = _decode(data.decode("utf-8", "replace") if isinstance(data, bytes) else data, where)
+    validate_handoff(role, data, where=where)
+    try:
+        text = handoff_text(data)
+    except (ValueError, TypeError):
+        raise HandoffFileInvalid(
+            f"{where}: only JSON values can be written (no NaN, infinity or other objects)"
+        ) from None
+    if _DIR_FDS:
+        with _handoffs_folder(paths, path, create=True) as folder:
+            try:
+                _write_in(folder, path.name, text.encode("utf-8"))
+            except IsADirectoryError:
+                raise HandoffFileInvalid(f"{path} is a folder; remove it and write again") from None
+        return path
+    try:
+        folder_path = ensure_folders(paths.repo, *_folder_parts(paths)[1:], what="hand-off files")
+        return replace_file(folder_path, path.name, text)
+    except DocumentInvalid as exc:
+        raise HandoffFileInvalid(str(exc)) from None
