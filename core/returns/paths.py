@@ -126,10 +126,6 @@ class GroupPaths:
         except ValueError:
             return path.as_posix()
 
-    def parts(self, path: Path) -> tuple[str, ...]:
-        """The folder names from the repository down to ``path`` (for safe walks)."""
-        return path.relative_to(self.repo).parts
-
 
 def repo_of(cwd: Path) -> Path:
     """The worktree root holding ``cwd`` (where artifacts go), else ``cwd`` itself."""

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from core.errors import HandoffFileInvalid
+from core.errors import ArtifactIdUnsafe, HandoffFileInvalid
 from core.returns.files import MAX_HANDOFF_BYTES, load_handoff, read_handoff, write_handoff
 from core.returns.model import AgentRole
 from core.returns.paths import GroupPaths
@@ -240,3 +243,28 @@ def test_parallel_writers_of_different_groups_and_roles_each_keep_their_file(
         thread.join()
     for group, role in jobs:
         assert read_handoff(group, role).group_id == group.group
+
+
+PIECES = st.lists(
+    st.sampled_from(["..", "/", "\\", ".", "-", "a", "Z", "0", "_", "\0", " ", "Ａ"]), max_size=12
+).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(session=PIECES, group=PIECES)
+def test_whatever_the_ids_a_write_lands_inside_the_artifacts_folder_or_nowhere(
+    session: str, group: str
+) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        repo = root / "deep/repo"
+        repo.mkdir(parents=True)
+        try:
+            paths = GroupPaths(repo, session, group)
+        except ArtifactIdUnsafe:
+            return
+        written = write_handoff(paths, DEV, developer()).resolve()
+        artifacts = (repo / ".delegate/artifacts").resolve()
+        assert written.is_relative_to(artifacts / session / group / "handoffs")
+        files = [p for p in root.rglob("*") if p.is_file()]
+        assert files == [written]

@@ -124,7 +124,16 @@ def test_plain_ids_are_kept_as_they_are(good: str) -> None:
     assert check_artifact_id(good, "group id") == good
 
 
-@given(st.text(max_size=80))
+HOSTILE = st.one_of(
+    st.text(max_size=80),
+    st.lists(
+        st.sampled_from([*"./\\-_ aZ09~:\0\n", "..", "../", "АＨ", "\u200b"]), max_size=40
+    ).map("".join),
+)
+"""Any text, and text made of the pieces a path escape is built from."""
+
+
+@given(HOSTILE)
 def test_a_checked_id_never_leaves_the_artifacts_folder(value: str) -> None:
     root = Path("/repo")
     try:
@@ -141,7 +150,7 @@ def test_a_checked_id_never_leaves_the_artifacts_folder(value: str) -> None:
     assert value.isprintable()
 
 
-@given(st.text(max_size=80), st.text(max_size=80))
+@given(HOSTILE, HOSTILE)
 def test_two_accepted_ids_that_differ_name_two_folders(a: str, b: str) -> None:
     try:
         first = GroupPaths(Path("/repo"), "s", a).group_dir
