@@ -3,9 +3,8 @@ group's chain.
 
 A return that routes on to another role is only as good as the hand-off file that
 role will read first: when that file is missing, unreadable, not the role's schema,
-says another status than the return, or was not rewritten since an earlier step of
-the group registered it, the return becomes ``INVALID_RETURN`` (rule ``no_handoff``)
-and the chain stops there. A return that ends the chain (the PM's ``BAZINGA``) or
+or says another status than the return, the return becomes ``INVALID_RETURN`` (rule
+``no_handoff``) and the chain stops there. A return that ends the chain (the PM's ``BAZINGA``) or
 has no route needs no file; a valid one is registered all the same.
 """
 
@@ -19,7 +18,7 @@ from typing import Final
 
 from core.clock import to_us
 from core.documents.handoff_registry import digest
-from core.errors import HandoffFileInvalid, ReturnGroupUnknown, UnknownDocument
+from core.errors import HandoffFileInvalid, ReturnGroupUnknown
 from core.models import ContextDocument, DocumentKind, DocumentStatus
 from core.returns.files import LoadedHandoff, load_handoff
 from core.returns.model import (
@@ -44,24 +43,6 @@ def routes_on(next_role: AgentRole | str | None) -> bool:
     return next_role is not None and str(next_role) != END
 
 
-async def _stale(store: Store, paths: GroupPaths, role: AgentRole, text: str) -> str | None:
-    """Why the file is the one an earlier step of this role recorded (unchanged), or None."""
-    earlier = [
-        step.document_id
-        for step in await store.returns.for_session(paths.session, paths.group)
-        if step.role is role and step.document_id is not None
-    ]
-    if not earlier:
-        return None
-    try:
-        document = await store.documents.get(earlier[-1])
-    except UnknownDocument:
-        return None
-    if document.digest != digest(text):
-        return None
-    return "it was not rewritten since the role's earlier step recorded it"
-
-
 def _short(problem: str, paths: GroupPaths) -> str:
     """A problem's message with the repository's own prefix left out (it is long)."""
     return problem.replace(str(paths.repo) + os.sep, "")
@@ -78,7 +59,7 @@ async def record_return(
     conversation_id: str | None,
     now: datetime,
 ) -> ReturnStep:
-    """Register ``launch``'s hand-off file (when valid and new) and record its step.
+    """Register ``launch``'s hand-off file (when valid) and record its step.
 
     ``parsed`` is the judged final message and ``next_role`` its route (a role,
     ``end``, or None). The step keeps what the primary is answered: a valid return
@@ -95,15 +76,11 @@ async def record_return(
         loaded = await asyncio.to_thread(load_handoff, paths, role)
     except HandoffFileInvalid as exc:
         problem = _short(str(exc), paths)
-    if loaded is not None:
-        stale = await _stale(store, paths, role, loaded.text)
-        if stale is not None:
-            problem, loaded = f"{paths.relative(path)}: {stale}", None
-        elif parsed.valid and loaded.handoff.status != parsed.answer.status:
-            problem = (
-                f"{paths.relative(path)} says {loaded.handoff.status[:60]!r}"
-                f" but the return says {parsed.answer.status!r}"
-            )
+    if loaded is not None and parsed.valid and loaded.handoff.status != parsed.answer.status:
+        problem = (
+            f"{paths.relative(path)} says {loaded.handoff.status[:60]!r}"
+            f" but the return says {parsed.answer.status!r}"
+        )
     if parsed.valid and routes_on(next_role) and problem:
         parsed = rejected(
             ReturnRule.NO_HANDOFF,

@@ -178,20 +178,26 @@ async def test_a_symlinked_file_is_no_handoff_and_never_read(
     assert await store.documents.find(DocumentKind.RETURN) == []
 
 
-async def test_a_file_left_from_an_earlier_loop_is_stale(store: Store, repo: Path) -> None:
+async def test_a_loop_back_records_each_round_with_its_own_document(
+    store: Store, repo: Path
+) -> None:
     paths = GroupPaths(repo, "crp-1", "AUTH")
     write_handoff(paths, DEV, handoff(DEV, "READY_FOR_QA"))
-    assert (await record(store, paths, DEV, valid("READY_FOR_QA"), QA, 1)).rule is None
+    first = await record(store, paths, DEV, valid("READY_FOR_QA"), QA, 1)
     write_handoff(paths, QA, handoff(QA, "FAIL"))
-    assert (await record(store, paths, QA, valid("FAIL"), DEV, 2)).rule is None
-    # The developer's second round answers without rewriting its file.
+    failed = await record(store, paths, QA, valid("FAIL"), DEV, 2)
+    # The developer's second round writes the same file again (a scripted agent does).
+    write_handoff(paths, DEV, handoff(DEV, "READY_FOR_QA"))
     again = await record(store, paths, DEV, valid("READY_FOR_QA"), QA, 3)
-    assert again.rule == "no_handoff"
-    assert "not rewritten" in again.reason
-    write_handoff(paths, DEV, handoff(DEV, "READY_FOR_QA", concerns=["fixed the failure"]))
-    fixed = await record(store, paths, DEV, valid("READY_FOR_QA"), QA, 4)
-    assert fixed.rule is None
-    assert [s.seq for s in await store.returns.for_session("crp-1", "AUTH")] == [1, 2, 3, 4]
+    assert [s.rule for s in (first, failed, again)] == [None, None, None]
+    assert [s.seq for s in await store.returns.for_session("crp-1", "AUTH")] == [1, 2, 3]
+    assert again.document_id is not None
+    chain = await store.documents.chain(again.document_id)
+    assert [d.document_id for d in chain] == [
+        first.document_id,
+        failed.document_id,
+        again.document_id,
+    ]
 
 
 async def test_a_return_that_ends_the_chain_needs_no_file(store: Store, repo: Path) -> None:
