@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +31,9 @@ SHARED_DIRS: Final = ("reasoning", "tests", "reviews", "investigations")
 """The session's folders every group writes into (the file names carry the group)."""
 MAX_ID_CHARS: Final = 64
 SESSION_PREFIX: Final = "crp-"
+_ISSUED_KEPT: Final = 4096  # ids remembered to never repeat one (the newest)
+_ISSUED: dict[str, None] = {}
+_ISSUED_LOCK = threading.Lock()
 
 # ASCII letters, digits, '.', '_', '-'; starting with a letter or digit and not ending
 # with a dot: no separator, no '..', no hidden name, no option-like leading dash, and no
@@ -62,12 +66,21 @@ def check_artifact_id(value: str, what: str) -> str:
 
 
 def new_artifacts_session(now: datetime) -> str:
-    """A fresh artifacts session id: ``crp-<yyyymmdd>-<hhmmss>-<6 hex>`` (UTC).
+    """A fresh artifacts session id: ``crp-<yyyymmdd>-<hhmmss>-<8 hex>`` (UTC).
 
-    The random tail keeps ids apart when several are made in one second.
+    The random tail keeps ids of one second apart across processes; within this
+    process an id is never handed out twice.
     """
     stamp = now.astimezone(UTC).strftime("%Y%m%d-%H%M%S")
-    return f"{SESSION_PREFIX}{stamp}-{secrets.token_hex(3)}"
+    with _ISSUED_LOCK:
+        while True:
+            session = f"{SESSION_PREFIX}{stamp}-{secrets.token_hex(4)}"
+            if session not in _ISSUED:
+                break
+        _ISSUED[session] = None
+        if len(_ISSUED) > _ISSUED_KEPT:
+            del _ISSUED[next(iter(_ISSUED))]
+    return session
 
 
 @dataclass(frozen=True, slots=True)

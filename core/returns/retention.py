@@ -15,6 +15,7 @@ group still routing on to a next role is left alone however old.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import stat
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from core.clock import to_us
 from core.documents.safe_files import DELEGATE_DIR
 from core.errors import ArtifactIdUnsafe
 from core.returns.paths import ARTIFACTS_DIR, HANDOFFS_DIR, check_artifact_id
@@ -34,6 +36,12 @@ _DIR_FDS = (
     and {os.open, os.stat, os.unlink} <= os.supports_dir_fd
     and shutil.rmtree.avoids_symlink_attacks
 )
+
+
+log = logging.getLogger(__name__)
+
+PRUNE_BATCH = 200
+"""Sessions cleaned per round at most (the next round takes the rest)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,11 +194,9 @@ async def clean_session(store: Store, repo: Path, session: str) -> CleanReport:
 async def prune_ended(store: Store, now: datetime, keep_days: int) -> list[str]:
     """Clean every artifacts session whose chains all ended more than ``keep_days`` ago;
     the sessions cleaned. Sessions with a group still routing on are left alone."""
-    before = now - timedelta(days=keep_days)
+    before = to_us(now - timedelta(days=keep_days))
     cleaned = []
-    for summary in await store.returns.sessions():
-        if not summary.ended or summary.last_at >= before:
-            continue
+    for summary in await store.returns.sessions(PRUNE_BATCH, ended_before_us=before):
         session = summary.artifacts_session
         try:
             check_artifact_id(session, "artifacts session")
@@ -204,6 +210,8 @@ async def prune_ended(store: Store, now: datetime, keep_days: int) -> list[str]:
             cleaned.append(session)
             continue
         report = await clean_session(store, repos[0], session)
-        if not report.problems:
+        if report.problems:
+            log.warning("artifacts session %s not cleaned: %s", session, "; ".join(report.problems))
+        else:
             cleaned.append(session)
     return cleaned

@@ -168,8 +168,20 @@ class ReturnStepsRepository:
         )
         return None if row is None else str(row[0])
 
-    async def sessions(self, limit: int = MAX_SESSIONS) -> list[ReturnSession]:
-        """Every artifacts session with steps, the most recently active first."""
+    async def sessions(
+        self, limit: int = MAX_SESSIONS, *, ended_before_us: int | None = None
+    ) -> list[ReturnSession]:
+        """Artifacts sessions with steps, the most recently active first.
+
+        ``ended_before_us``: only sessions whose every group has ended and whose last
+        step is older than that (what retention looks for; the oldest are not crowded
+        out by newer sessions).
+        """
+        having = ""
+        params: list[object] = [END]
+        if ended_before_us is not None:
+            having = " HAVING running = 0 AND last_at < ?"
+            params.append(ended_before_us)
         rows = await self._db.fetch_all(
             "WITH last AS ("
             "  SELECT artifacts_session, group_id, MAX(seq) AS seq, COUNT(*) AS steps,"
@@ -181,8 +193,8 @@ class ReturnStepsRepository:
             "   AS running"
             " FROM last l JOIN return_steps r ON r.artifacts_session = l.artifacts_session"
             "  AND r.group_id = l.group_id AND r.seq = l.seq"
-            " GROUP BY l.artifacts_session ORDER BY last_at DESC, session LIMIT ?",
-            (END, limit),
+            f" GROUP BY l.artifacts_session{having} ORDER BY last_at DESC, session LIMIT ?",
+            (*params, limit),
         )
         return [
             ReturnSession(

@@ -19,7 +19,7 @@ from core.returns.model import END, AgentRole, CompactReturn, ParsedReturn, Role
 from core.returns.paths import GroupPaths, ensure
 from core.returns.registry import record_return
 from core.returns.retention import clean_session, prune_ended, session_repos
-from core.store import Store
+from core.store import NewReturnStep, Store
 from core.supervisor import ReturnsRetention, Supervisor
 
 WHEN = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -247,3 +247,22 @@ async def test_the_leading_supervisors_monitor_prunes_hourly(
     await ReturnsRetention(every_s=0.0).on_tick(supervisor)
     assert not fresh.session_dir.exists()
     assert await orch.store.returns.sessions() == []
+
+
+async def test_prune_forgets_rows_with_an_id_no_delegate_writes_without_touching_disk(
+    store: Store, repo: Path
+) -> None:
+    await store.returns.add(
+        NewReturnStep(
+            artifacts_session="../../etc",
+            group_id="A",
+            role=PM,
+            status="BAZINGA",
+            summary=LINES,
+            created_us=0,
+            handoff_path="/.delegate/artifacts/../../etc/A/handoffs/handoff_project_manager.json",
+            next_role=END,
+        )
+    )
+    assert await prune_ended(store, WHEN, keep_days=14) == []
+    assert await store.returns.sessions() == []

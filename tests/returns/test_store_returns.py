@@ -209,3 +209,15 @@ async def test_a_row_of_an_unknown_role_is_left_out(store: Store) -> None:
         await db.execute("UPDATE return_steps SET role = 'astronaut', summary = '{bad'")
     assert await store.returns.for_session("s") == []
     assert (await store.returns.sessions())[0].steps == 1
+
+
+async def test_sessions_ended_before_a_time_are_found_however_many_newer_ones_exist(
+    store: Store,
+) -> None:
+    await store.returns.add(step("oldest", "A", at=BASE_US, next_role=END))
+    await store.returns.add(step("old-running", "A", at=BASE_US, next_role="qa_expert"))
+    for n in range(30):
+        await store.returns.add(step(f"new-{n}", "A", at=BASE_US + 1000 + n, next_role=END))
+    assert len(await store.returns.sessions(limit=10)) == 10
+    found = await store.returns.sessions(limit=10, ended_before_us=BASE_US + 1000)
+    assert [s.artifacts_session for s in found] == ["oldest"]
