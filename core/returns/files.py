@@ -12,6 +12,7 @@ so a reader sees the old file or the new one, never half of either.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -65,15 +66,17 @@ def _handoffs_folder(paths: GroupPaths, target: Path, *, create: bool) -> Iterat
         here = paths.repo
         for part in _folder_parts(paths):
             here = here / part
-            if create:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o755, dir_fd=fd)
             try:
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o755, dir_fd=fd)
                 inner = os.open(part, flags | _NO_FOLLOW, dir_fd=fd)
             except FileNotFoundError:
                 raise HandoffFileInvalid(f"no hand-off file at {target}") from None
-            except OSError:
-                raise HandoffFileInvalid(_not_a_folder(here)) from None
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise HandoffFileInvalid(_not_a_folder(here)) from None
+                raise HandoffFileInvalid(f"{here} cannot be opened: {exc.strerror}") from None
             os.close(fd)
             fd = inner
         yield fd
@@ -234,9 +237,13 @@ def write_handoff(paths: GroupPaths, role: AgentRole, data: object) -> Path:
                 _write_in(folder, path.name, text.encode("utf-8"))
             except IsADirectoryError:
                 raise HandoffFileInvalid(f"{path} is a folder; remove it and write again") from None
+            except OSError as exc:
+                raise HandoffFileInvalid(f"{path} cannot be written: {exc.strerror}") from None
         return path
     try:
         folder_path = ensure_folders(paths.repo, *_folder_parts(paths)[1:], what="hand-off files")
         return replace_file(folder_path, path.name, text)
     except DocumentInvalid as exc:
         raise HandoffFileInvalid(str(exc)) from None
+    except OSError as exc:
+        raise HandoffFileInvalid(f"{path} cannot be written: {exc.strerror}") from None
