@@ -10,19 +10,10 @@ from __future__ import annotations
 from typing import Final
 
 from core.events import ReturnAccepted
-from core.returns.model import END, INVALID_RETURN, ROLE_LABELS, AgentRole
+from core.returns import display
+from core.returns.display import ROLE_NAMES
+from core.returns.model import INVALID_RETURN, ROLE_LABELS, SUMMARY_LINES, AgentRole, CompactReturn
 from tui.safe_text import visible
-
-ROLE_NAMES: Final[dict[AgentRole, str]] = {
-    AgentRole.DEVELOPER: "Developer",
-    AgentRole.SENIOR_SOFTWARE_ENGINEER: "Senior Software Engineer",
-    AgentRole.QA_EXPERT: "QA Expert",
-    AgentRole.TECH_LEAD: "Tech Lead",
-    AgentRole.PROJECT_MANAGER: "Project Manager",
-    AgentRole.INVESTIGATOR: "Investigator",
-    AgentRole.REQUIREMENTS_ENGINEER: "Requirements Engineer",
-}
-"""A role's full name (the group view's step titles)."""
 
 CHAIN: Final[tuple[AgentRole, ...]] = (
     AgentRole.DEVELOPER,
@@ -87,11 +78,7 @@ def role_name(value: str) -> str:
 
 def next_name(next_role: str | None) -> str:
     """Where a step routes: a role's full name, ``end``, or ``stop`` (no route)."""
-    if next_role is None:
-        return "stop"
-    if next_role == END:
-        return "end"
-    return role_name(next_role)
+    return visible(display.next_name(next_role))
 
 
 def status_style(status: str) -> str:
@@ -120,16 +107,26 @@ def rule_words(rule: str) -> str:
     return f"{visible(rule)} ({words})" if words else visible(rule)
 
 
+def count(n: int, word: str) -> str:
+    """``1 step``, ``4 steps``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def one_line(text: str) -> str:
-    """Newlines and control characters flattened: a display line stays one line."""
-    return visible(" ".join(text.split()))
+    """One line of printable text (newlines, escapes, bidirectional controls flattened)."""
+    return visible(display.one_line(text))
 
 
 def accepted_line(event: ReturnAccepted) -> str:
-    """The display line of a valid return, one safe line (built from its parts when an
-    event carries none)."""
+    """The display line of a valid return, one safe line (built from its parts, as core
+    builds it, when an event carries none)."""
     if event.display:
         return one_line(event.display)
+    role = role_of(event.role)
+    if role is not None and len(event.summary) == SUMMARY_LINES:
+        summary = (event.summary[0], event.summary[1], event.summary[2])
+        answer = CompactReturn(status=event.status, summary=summary)
+        return one_line(display.display_line(event.group_id, role, answer, event.next_role))
     lines = " | ".join(one_line(line) for line in event.summary)
     group = one_line(event.group_id)
     return f"Group {group} [{role_label(event.role)}] | {lines} → {next_name(event.next_role)}"

@@ -4,8 +4,8 @@ One artifacts session, ``ARTIFACTS``, run from the primary session ``PRIMARY``:
 AUTH went developer → QA → tech lead → PM to BAZINGA (done); BILLING went back to
 the developer once and waits on QA; EXPORT's developer broke the protocol (an
 invalid return stopped it); SEARCH passed QA and waits on the tech lead. An older
-session, ``EARLIER``, ended long ago. Each step's run is a sub-agent session of
-``PRIMARY``; the hand-off files are written under ``<repo>/.delegate/artifacts``.
+session, ``EARLIER``, ended long ago. Each step of ``ARTIFACTS`` ran in a sub-agent
+session of ``PRIMARY``; the hand-off files are written under ``<repo>/.delegate/artifacts``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from core.config import DB_FILENAME
 from core.events import ChainEnded, HistoryEvent, ReturnAccepted, ReturnRejected
 from core.returns.model import END, INVALID_RETURN, AgentRole
 from core.store import FinishedSession, Store
+from core.store.returns import NewReturnStep
 
 ARTIFACTS = "crp-20261121-204500-3fa9"
 EARLIER = "crp-20261120-101500-77c1"
@@ -266,7 +267,8 @@ def handoff_content(step: Step) -> dict[str, object]:
 
 
 def sessions(repo: Path) -> list[FinishedSession]:
-    """The primary and, under it, one sub-agent session per step."""
+    """The primary and, under it, one sub-agent session per step of ARTIFACTS; EARLIER's
+    steps ran in sessions of their own."""
     primary = session_with(
         PRIMARY,
         ["Ship auth, billing, export and search", "Four groups launched."],
@@ -283,6 +285,9 @@ def sessions(repo: Path) -> list[FinishedSession]:
             minutes_ago=step.minutes_ago,
             cwd=str(repo),
         )
+        if step.session == EARLIER:
+            children.append(child)  # run on its own, before the primary started
+            continue
         children.append(
             dataclasses.replace(
                 child, session=dataclasses.replace(child.session, parent_id=PRIMARY)
@@ -360,11 +365,10 @@ async def insert_return_sessions(data_dir: Path, repo: Path, *, steps: bool = Tr
 
 
 async def add_steps(store: Store, repo: Path, steps: list[Step]) -> None:
-    """Write each step's hand-off file (when it has one) and record the step."""
-    from core.store.returns import NewReturnStep
-
+    """Write each step's hand-off file (when it has one) and record the step (one not of
+    the scenario gets the ids after its last)."""
     for step in steps:
-        index = STEPS.index(step)
+        index = STEPS.index(step) if step in STEPS else len(STEPS)
         path = handoff_file(repo, step) if step.handoff else None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -134,7 +134,7 @@ WATCH_LINES = [
             summary=("Tracked\nAUTH", "1 complete", "BAZINGA"),
             next_role="end",
         ),
-        ["Group AU\\x1bTH [PM] | Tracked AUTH | 1 complete | BAZINGA → end"],
+        ["🎉 Group AU TH [PM] | Tracked AUTH | 1 complete | BAZINGA → end"],
     ),
     (
         ReturnRejected(

@@ -74,6 +74,7 @@ from tui.modals.help import HelpScreen, help_rows
 from tui.modals.new_delegate import LaunchRequest, NewDelegate, agent_choices, default_choice
 from tui.modals.other_folder import OtherFolder
 from tui.modals.rename import RenameSession
+from tui.return_panel import artifacts_session_of
 from tui.safe_text import first_line
 from tui.screens.conversation import ConversationScreen
 from tui.widgets.background_import import BackgroundImport, ImportRoots
@@ -316,6 +317,15 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             show=False,
             tooltip="Write a context capsule for the highlighted session in the capsule editor"
             " (its draft, when its agent wrote one)",
+        ),
+        Binding(
+            "f3",
+            "return_groups",
+            "Returns",
+            id="picker.returns",
+            show=False,
+            tooltip="Compact returns by group: each chain's steps and hand-off files (the"
+            " highlighted session's first, when it ran some)",
         ),
         Binding(
             "ctrl+e",
@@ -738,6 +748,20 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             clock=self.clock,
         )
         self.app.push_screen(editor, closed)
+
+    # --- compact returns ----------------------------------------------------
+
+    def action_return_groups(self) -> None:
+        self._open_return_groups(self.sessions.highlighted_session)
+
+    @work(group="return-groups", name="opening the compact returns", exit_on_error=False)
+    async def _open_return_groups(self, session: Session | None) -> None:
+        from tui.screens.return_groups import ReturnGroupsScreen  # deferred: opened on demand
+
+        focus = None
+        if session is not None:
+            focus = await artifacts_session_of(self.orchestrator, session)
+        self.app.push_screen(ReturnGroupsScreen(self.orchestrator, clock=self.clock, focus=focus))
 
     # --- open: back into the real session ----------------------------------
 

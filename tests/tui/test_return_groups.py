@@ -1,0 +1,284 @@
+"""The group view (f3): each artifacts session's groups as chains, their steps, the
+hand-off viewer, live as returns arrive; reached from the panel for the highlighted
+session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from panel_returns_data import (
+    ARTIFACTS,
+    EARLIER,
+    PRIMARY,
+    QA,
+    STEPS,
+    TL,
+    Step,
+    add_steps,
+    conversation_of,
+    handoff_file,
+    insert_return_sessions,
+)
+from textual.pilot import Pilot
+from tui_support import (
+    FIXED_NOW,
+    AppFactory,
+    notifications,
+    picker,
+    screen_text,
+    session_list,
+    started,
+    wait_until,
+)
+
+from core.config import DB_FILENAME
+from core.events import ChainEnded, ReturnAccepted
+from core.store import Store
+from tui.modals.handoff_viewer import HandoffViewer
+from tui.modals.help import help_rows
+from tui.screens.return_groups import ReturnGroupsScreen, StepRow
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return tmp_path / "repo"
+
+
+@pytest.fixture
+async def returns_dir(data_dir: Path, repo: Path) -> Path:
+    await insert_return_sessions(data_dir, repo)
+    return data_dir
+
+
+def groups_screen(pilot: Pilot[None]) -> ReturnGroupsScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, ReturnGroupsScreen)
+    return screen
+
+
+async def open_groups(pilot: Pilot[None], highlighted: str | None = None) -> ReturnGroupsScreen:
+    await started(pilot)
+    if highlighted is not None:
+        assert session_list(pilot.app).highlight(highlighted)
+    await pilot.press("f3")
+    await wait_until(
+        pilot,
+        lambda: isinstance(pilot.app.screen, ReturnGroupsScreen) and pilot.app.screen.loaded,
+        what="the group view",
+    )
+    return groups_screen(pilot)
+
+
+def step_rows(screen: ReturnGroupsScreen) -> list[StepRow]:
+    return list(screen.query(StepRow))
+
+
+async def test_the_primary_opens_on_its_session_with_each_group_as_a_chain(
+    returns_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(returns_dir)
+    async with app.run_test(size=(140, 80)) as pilot:
+        screen = await open_groups(pilot, PRIMARY)
+        assert screen.shown == ARTIFACTS
+        assert [chain.group_id for chain in screen.chains] == [
+            "AUTH",
+            "BILLING",
+            "EXPORT",
+            "SEARCH",
+        ]
+        text = screen_text(app)
+        assert f"Compact returns · {ARTIFACTS} · 4 groups, 10 steps · 2 going on" in text
+        assert "Group AUTH · 4 steps · done: BAZINGA" in text
+        assert "Developer READY_FOR_QA → QA PASS → TL APPROVED → PM BAZINGA" in text
+        # BILLING went back to the developer once and waits on QA again.
+        assert "Group BILLING · 3 steps · next: QA Expert" in text
+        assert "Developer READY_FOR_QA → QA ▶ next → TL · → PM ·" in text
+        assert "Group EXPORT · 1 step · stopped: an invalid return" in text
+        assert "Group SEARCH · 2 steps · next: Tech Lead" in text
+        rows = step_rows(screen)
+        assert len(rows) == 10
+        first = rows[0].render()
+        assert "#1 Developer  READY_FOR_QA → QA Expert · handoff_developer.json" in str(first)
+        assert "15 tests passing, 92% coverage" in str(first)
+        invalid = next(r for r in rows if r.step.group_id == "EXPORT")
+        assert invalid.has_class("-invalid")
+        assert "INVALID_RETURN → stop · no hand-off file" in str(invalid.render())
+        assert "rule verbose (text around the JSON): 2,140 tokens of text before" in str(
+            invalid.render()
+        )
+        # Both artifacts sessions are listed, the newest first.
+        assert "1 group · ended · 1d ago" in text
+
+
+async def test_a_session_that_ran_a_step_opens_on_its_own_artifacts_session(
+    returns_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(returns_dir)
+    async with app.run_test(size=(140, 60)) as pilot:
+        screen = await open_groups(pilot, conversation_of(0))  # EARLIER's developer
+        assert screen.shown == EARLIER
+        assert [chain.group_id for chain in screen.chains] == ["LOGIN"]
+        await pilot.press("down")  # the list: the other session
+        await wait_until(pilot, lambda: screen.shown == ARTIFACTS, what="the other session")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is picker(app), what="back to the panel")
+
+
+async def test_enter_on_a_step_opens_its_hand_off_file_read_only(
+    returns_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(returns_dir)
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await open_groups(pilot, PRIMARY)
+        await pilot.press("enter")  # from the list into the steps
+        await pilot.press("down")
+        assert isinstance(app.focused, StepRow)
+        assert (app.focused.step.group_id, app.focused.step.role) == ("AUTH", QA)
+        await pilot.press("enter")
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, HandoffViewer) and app.screen.view is not None,
+            what="the viewer",
+        )
+        text = screen_text(app)
+        assert "Hand-off of the QA Expert · Group AUTH · #2 PASS" in text
+        assert "AUTH/handoffs/handoff_qa_expert.json" in text
+        assert '"from_agent": "qa_expert",' in text
+        assert '    "passed": 25,' in text  # pretty-printed
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is screen, what="back to the groups")
+
+
+async def test_a_missing_file_and_an_invalid_one_say_so(
+    returns_dir: Path, repo: Path, make_app: AppFactory
+) -> None:
+    handoff_file(repo, STEPS[4]).unlink()  # AUTH's developer
+    handoff_file(repo, STEPS[5]).write_text('{"from_agent": "qa_expert", "status": "NOPE"}')
+    app = make_app(returns_dir)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await open_groups(pilot, PRIMARY)
+        await pilot.press("enter", "enter")
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, HandoffViewer) and app.screen.view is not None,
+            what="the viewer",
+        )
+        assert "no hand-off file at" in screen_text(app)
+        await pilot.press("escape", "down", "enter")
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, HandoffViewer) and app.screen.view is not None,
+            what="the viewer",
+        )
+        text = screen_text(app)
+        assert "is not a valid qa_expert hand-off file" in text
+        assert '"status": "NOPE"' in text  # still shown
+
+
+async def test_enter_on_an_invalid_return_says_it_has_no_file(
+    returns_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(returns_dir)
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await open_groups(pilot, PRIMARY)
+        invalid = next(r for r in step_rows(screen) if r.step.group_id == "EXPORT")
+        invalid.focus()
+        await pilot.press("enter")
+        await wait_until(
+            pilot,
+            lambda: any("no hand-off file" in n for n in notifications(app)),
+            what="the note",
+        )
+        assert app.screen is screen
+
+
+async def test_a_looped_role_s_earlier_step_says_its_file_was_rewritten(
+    returns_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(returns_dir)
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await open_groups(pilot, PRIMARY)
+        first_billing = next(r for r in step_rows(screen) if r.step.group_id == "BILLING")
+        first_billing.focus()
+        await pilot.press("enter")
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, HandoffViewer) and app.screen.view is not None,
+            what="the viewer",
+        )
+        assert "Step #3 wrote this file again since" in screen_text(app)
+
+
+async def test_returns_and_chain_ends_arriving_update_the_view(
+    returns_dir: Path, repo: Path, make_app: AppFactory
+) -> None:
+    app = make_app(returns_dir)
+    async with app.run_test(size=(140, 80)) as pilot:
+        screen = await open_groups(pilot, PRIMARY)
+        shows = screen.shows
+        # BILLING's QA passes: a new step, then its event.
+        store = await Store.open(returns_dir / DB_FILENAME)
+        try:
+            passed = Step(
+                ARTIFACTS,
+                "BILLING",
+                QA,
+                "PASS",
+                ("Tested the rounding fix", "Ran 14 integration tests", "14/14 passed"),
+                TL.value,
+                0,
+            )
+            await add_steps(store, repo, [passed])
+        finally:
+            await store.close()
+        app.orchestrator.bus.publish(
+            ReturnAccepted(
+                at=FIXED_NOW,
+                conversation_id=PRIMARY,
+                run_id="run-live",
+                agent_id="echo",
+                artifacts_session=ARTIFACTS,
+                group_id="BILLING",
+                role="qa_expert",
+                status="PASS",
+                summary=passed.summary,
+                next_role="tech_lead",
+            )
+        )
+        await wait_until(pilot, lambda: screen.shows > shows, what="the groups again")
+        text = screen_text(app)
+        assert "Group BILLING · 4 steps · next: Tech Lead" in text
+        assert "14/14 passed" in text
+        # SEARCH's chain stops at the step limit: no step, but the view says so.
+        shows = screen.shows
+        app.orchestrator.bus.publish(
+            ChainEnded(
+                at=FIXED_NOW,
+                conversation_id=PRIMARY,
+                artifacts_session=ARTIFACTS,
+                group_id="SEARCH",
+                steps=2,
+                final_status="PASS",
+                reason="step_limit",
+            )
+        )
+        await wait_until(pilot, lambda: screen.shows > shows, what="the groups again")
+        assert "Group SEARCH · 2 steps · stopped: the step limit was reached" in screen_text(app)
+
+
+async def test_no_returns_yet_says_how_to_get_some(data_dir: Path, make_app: AppFactory) -> None:
+    app = make_app(data_dir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_groups(pilot)
+        assert screen.has_class("-empty")
+        assert "No compact returns yet." in screen_text(app)
+        assert "delegate run --role developer --group AUTH" in screen_text(app)
+
+
+async def test_the_help_lists_the_key(returns_dir: Path, make_app: AppFactory) -> None:
+    app = make_app(returns_dir)
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await started(pilot)
+        rows = help_rows(screen, screen.BINDINGS)
+        assert any(keys == "f3" and action == "Returns" for keys, action, _ in rows)
