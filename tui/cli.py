@@ -551,6 +551,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_capsule.add_parser(sub)
 
+    from tui import cli_returns  # deferred: it builds on this module
+
+    cli_returns.add_parser(sub)
+
     sub.add_parser(
         "mcp", help="serve delegate_sessions and delegate_agent over MCP (stdio)"
     )  # no handler: runs its own event loop (see main)
