@@ -40,6 +40,7 @@ from pydantic import ValidationError
 from core import process_identity
 from core.config import Settings
 from core.errors import RunnerUnavailable, WorkerUnavailable
+from core.returns.model import AgentRole, RoleLaunch
 from core.runners.base import RunEvent, RunRequest
 
 WORKER_MODULE = "core.detached_worker"
@@ -62,6 +63,7 @@ class GoMessage:
     turn: int
     context_tokens: int
     system_prompt: str = ""  # a sub-agent's share of its parent, for an agent CLI
+    role: RoleLaunch | None = None  # a launch as a role of a group: its return is judged
 
     def encode(self) -> bytes:
         return json.dumps(
@@ -72,6 +74,7 @@ class GoMessage:
                 "turn": self.turn,
                 "context_tokens": self.context_tokens,
                 "system_prompt": self.system_prompt,
+                "role": _role_data(self.role),
             }
         ).encode("utf-8")
 
@@ -87,9 +90,34 @@ class GoMessage:
                 int(data["turn"]),
                 int(data["context_tokens"]),
                 str(data.get("system_prompt") or ""),
+                _role_of(data.get("role")),
             )
-        except (KeyError, TypeError, ValidationError) as exc:
+        except (KeyError, TypeError, ValueError, ValidationError) as exc:
             raise ValueError(f"malformed go message: {exc}") from None
+
+
+def _role_data(launch: RoleLaunch | None) -> dict[str, Any] | None:
+    if launch is None:
+        return None
+    previous = list(launch.previous) if launch.previous is not None else None
+    return {
+        "role": launch.role.value,
+        "artifacts_session": launch.artifacts_session,
+        "group_id": launch.group_id,
+        "previous": previous,
+    }
+
+
+def _role_of(data: Any) -> RoleLaunch | None:
+    if data is None:
+        return None
+    previous = data.get("previous")
+    return RoleLaunch(
+        AgentRole(data["role"]),
+        str(data["artifacts_session"]),
+        str(data["group_id"]),
+        (AgentRole(previous[0]), str(previous[1])) if previous else None,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,6 +103,17 @@ are awaited and return the reply; "mode": "detached" (launch or follow-up) runs 
 background process of its own that outlives this server and returns at once with \
 run_status "running" and session_state: list sessions until its state is "ready" \
 before following up (a failed detached launch rests "idle": a follow-up retries it).
+- Roles (compact returns): add "agent_role" (developer, qa_expert, tech_lead, \
+project_manager, senior_software_engineer, investigator, requirements_engineer) and \
+"group_id" (in a batch: each item's "group_id", one group each, run in parallel), \
+optionally "artifacts_session" (default: parent_id, else a new one). The delegate \
+writes its details to a hand-off file and answers only its status: the response is \
+run_id, conversation_id, artifacts_session, group_id, agent_role, "return": {"status", \
+"summary": [3 lines]}, next_role, handoff_file and a display line, never its output. \
+Launch the group's next role with the same artifacts_session and group_id: it reads the \
+previous hand-off file first. "return".status INVALID_RETURN (with rule and reason) \
+means the delegate broke the protocol: nothing routes on, its full text is in \
+delegate_sessions messages. "chain": true lets delegate launch each next role itself.
 conversation_id and batch are mutually exclusive. Error agent_busy ("delegate still \
 running") means the session is running another prompt: wait, then retry the same \
 call. session_not_ready: the detached session is still pending. unknown_conversation: \

@@ -14,7 +14,7 @@ import logging
 import os
 import signal
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -33,7 +33,7 @@ from core.context.counting import estimate as estimate_tokens
 from core.context.thresholds import exhausted
 from core.context.windows import launch_window
 from core.demo_ids import demo_id
-from core.detached import GoMessage, UnavailableRunner, spawn_worker
+from core.detached import GoMessage, UnavailableRunner, Worker, spawn_worker
 from core.documents.prompt import capsule_gaps, compose_launch_prompt
 from core.errors import (
     AgentBusy,
@@ -103,6 +103,17 @@ from core.models import (
     Usage,
 )
 from core.redact import redact
+from core.returns.launch import (
+    PreparedRole,
+    check_roles,
+    judge,
+    make_folders,
+    plan_role,
+    record_judged,
+    return_event,
+)
+from core.returns.model import AgentRole, ReturnStep, RoleLaunch
+from core.returns.routing import Routes
 from core.runners import (
     ConversationIdAssigned,
     MessageOut,
@@ -379,6 +390,8 @@ class AgentOrchestrator:
         self._heartbeat: asyncio.Task[None] | None = None  # only while runs are in flight
         # Per run: its messages stored with an estimate, their exact counts under way.
         self._counts: dict[str, PendingCounts] = {}
+        # Per run launched as a role of a group: its final message is judged at the end.
+        self._roles: dict[str, PreparedRole] = {}
 
     @classmethod
     async def open(
@@ -1083,6 +1096,7 @@ class AgentOrchestrator:
         parent_id: str | None = None,
         capsule: str | None = None,
         accept: CapsuleAcceptance | None = None,
+        roles: Sequence[RoleLaunch] | None = None,
     ) -> list[RunHandle]:
         """Launch new delegates, or follow up on ``conversation_id``.
 
@@ -1101,6 +1115,12 @@ class AgentOrchestrator:
         It is checked first (refused over budget, with secrets or stale unless
         ``accept`` says so; nothing is started then) and its body goes into the first
         prompt under ``## Context Capsule``, after the task (seed 000).
+
+        ``roles`` (launches only, one per launch in order): each launch runs as that
+        role of its group (seed 002). Its first prompt gets the prior hand-off block
+        and the hand-off protocol; when its run ends, its final message is judged,
+        routed and recorded (:meth:`return_step`) and ``ReturnAccepted`` or
+        ``ReturnRejected`` goes out, before the handle's ``wait()`` returns.
         """
         request = validate(
             AgentRequest,
@@ -1119,6 +1139,11 @@ class AgentOrchestrator:
                 if v is not None
             },
         )
+        if roles is not None:
+            if request.conversation_id is not None:
+                raise InvalidRequest("roles apply to launches only, not to a follow-up")
+            check_roles(roles, len(request.batch) if request.batch is not None else 1)
+            Routes.from_settings(self.settings.returns)  # a bad table starts nothing
         started: list[RunHandle] = []
         detached = request.mode is SessionMode.DETACHED
         launch = self._launch_detached if detached else self._launch
@@ -1148,21 +1173,29 @@ class AgentOrchestrator:
                     )
                     for item in request.batch
                 ]
+                planned = self._plan_roles(roles, [where for _p, _a, where in plans])
                 capsules = [
                     await self._capsule_for(request.capsule, where, accept)
                     for _p, _a, where in plans
                 ]
-                for (p, (agent, runner), where), carried in zip(plans, capsules, strict=True):
+                prepared = [await self._role_folders(r) for r in planned]
+                for (p, (agent, runner), where), carried, role in zip(
+                    plans, capsules, prepared, strict=True
+                ):
                     started.append(
-                        await launch(p, agent, runner, where, request.mode, parent, carried)
+                        await launch(p, agent, runner, where, request.mode, parent, carried, role)
                     )
                 return started
             assert request.prompt is not None
             agent, runner = self._runner_for(request.agent_id)
             where = self._check_cwd(request.cwd)
+            [planned_one] = self._plan_roles(roles, [where])
             carried = await self._capsule_for(request.capsule, where, accept)
+            role = await self._role_folders(planned_one)
             started.append(
-                await launch(request.prompt, agent, runner, where, request.mode, parent, carried)
+                await launch(
+                    request.prompt, agent, runner, where, request.mode, parent, carried, role
+                )
             )
             return started
         except asyncio.CancelledError:
@@ -1170,6 +1203,19 @@ class AgentOrchestrator:
             for handle in started:
                 handle.cancel()
             raise
+
+    @staticmethod
+    def _plan_roles(
+        roles: Sequence[RoleLaunch] | None, cwds: list[Path]
+    ) -> list[PreparedRole | None]:
+        """Each launch's role and group paths, ids checked (None: a launch with no role)."""
+        if roles is None:
+            return [None] * len(cwds)
+        return [plan_role(launch, cwd) for launch, cwd in zip(roles, cwds, strict=True)]
+
+    @staticmethod
+    async def _role_folders(planned: PreparedRole | None) -> PreparedRole | None:
+        return await make_folders(planned) if planned is not None else None
 
     async def _capsule_for(
         self, spec: str | None, cwd: Path, accept: CapsuleAcceptance | None
@@ -1220,10 +1266,13 @@ class AgentOrchestrator:
         mode: SessionMode,
         parent: Session | None = None,
         capsule: PreparedCapsule | None = None,
+        role: PreparedRole | None = None,
     ) -> RunHandle:
         request, started = await self._record_launch(
-            prompt, agent_id, runner, cwd, mode, parent=parent, capsule=capsule
+            prompt, agent_id, runner, cwd, mode, parent=parent, capsule=capsule, role=role
         )
+        if role is not None:
+            self._roles[request.run_id] = role
         return self._start(request, runner, RunKind.LAUNCH, started)
 
     async def _record_launch(
@@ -1237,17 +1286,21 @@ class AgentOrchestrator:
         *,
         parent: Session | None = None,
         capsule: PreparedCapsule | None = None,
+        role: PreparedRole | None = None,
     ) -> tuple[RunRequest, HistoryEvent]:
         """Store the new session and its first run (owned by ``owner``, else this process).
 
         A sub-agent of ``parent`` gets its own window (clamped below the
         parent's) and starts with the parent's system and context messages.
         With a ``capsule`` the first prompt carries it, and the run, the session
-        and the capsule's registry row record it.
+        and the capsule's registry row record it. As a ``role`` of a group, the prior
+        hand-off block comes first and the hand-off protocol last.
         """
         title = title_from_prompt(prompt)
         injected = capsule.injected if capsule is not None else None
         prompt = compose_launch_prompt(prompt, capsule=injected)
+        if role is not None:
+            prompt = role.first_prompt(prompt)
         now = self.clock()
         at_us = to_us(now)
         conversation_id, run_id = self._new_id(), self._new_id()
@@ -1631,10 +1684,52 @@ class AgentOrchestrator:
                 partial=partial,
             )
         )
+        role = self._roles.pop(request.run_id, None)
+        if role is not None:
+            # The final message alone is the return (text said before a tool call is not).
+            await _uncancellable(self._judge_return(role, run, reply[-1] if reply else ""))
         if runner.owns_transcript:
             # After the result is delivered: the caller's wait() does not pay for it.
             self._after_run(self._import_transcript(request))
         return run
+
+    async def _judge_return(
+        self, role: PreparedRole, run: Run, final_message: str
+    ) -> ReturnStep | None:
+        """Judge, route and record a role's return, then say so in history.
+
+        Never raises: the run is stored already, and a return that cannot be recorded
+        is logged (the caller then finds no step for the run).
+        """
+        try:
+            parsed = await asyncio.to_thread(
+                judge,
+                role,
+                final_message,
+                run,
+                max_tokens=self.settings.returns.max_return_tokens,
+            )
+            now = self.clock()
+            routes = Routes.from_settings(self.settings.returns)
+            step = await record_judged(self.store, role, parsed, run, routes=routes, now=now)
+            await self._emit(return_event(step, run.agent_id, now))
+        except Exception:
+            log.exception("recording the return of run %s failed", run.run_id)
+            return None
+        return step
+
+    async def return_step(self, run_id: str) -> ReturnStep | None:
+        """The compact-return step a role's run recorded (None: not a role's run, or
+        not ended yet)."""
+        return await self.store.returns.by_run(run_id)
+
+    async def previous_handoff(self, session: str, group: str) -> tuple[AgentRole, str] | None:
+        """The newest valid hand-off file of ``group`` in artifacts ``session``, with the
+        role that wrote it: what the group's next role reads first."""
+        for step in reversed(await self.store.returns.for_session(session, group)):
+            if step.rule is None and step.handoff_path:
+                return step.role, step.handoff_path
+        return None
 
     async def _rekey(self, handle: RunHandle, request: RunRequest, new_id: str) -> RunRequest:
         """Adopt the conversation id the agent chose (a Codex thread id)."""
@@ -1819,14 +1914,24 @@ class AgentOrchestrator:
         mode: SessionMode,
         parent: Session | None = None,
         capsule: PreparedCapsule | None = None,
+        role: PreparedRole | None = None,
     ) -> RunHandle:
         """A launch its own worker process drives; returns once it is recorded."""
         await self._warm_up(prompt)
         return await self._detach(
             RunKind.LAUNCH,
             lambda owner: self._record_launch(
-                prompt, agent_id, runner, cwd, mode, owner, parent=parent, capsule=capsule
+                prompt,
+                agent_id,
+                runner,
+                cwd,
+                mode,
+                owner,
+                parent=parent,
+                capsule=capsule,
+                role=role,
             ),
+            role,
         )
 
     async def _follow_up_detached(
@@ -1858,6 +1963,7 @@ class AgentOrchestrator:
         record: Callable[
             [process_identity.ProcessIdentity], Awaitable[tuple[RunRequest, HistoryEvent]]
         ],
+        role: PreparedRole | None = None,
     ) -> RunHandle:
         """Start a worker, record the run as the worker's, then hand it the run.
 
@@ -1879,20 +1985,37 @@ class AgentOrchestrator:
                 request.turn,
                 request.context_tokens,
                 request.system_prompt,
+                role.launch if role is not None else None,
             )
         )
         handle = RunHandle(request.run_id, request.conversation_id, request.agent_id, kind)
-        handle._follow = functools.partial(self._follow_detached, request.run_id)
+        handle._follow = functools.partial(self._follow_detached, request.run_id, worker, role)
         handle._stop = worker.stop
         return handle
 
-    async def _follow_detached(self, run_id: str) -> Run:
-        """The run as stored once it is closed, whichever process closes it."""
+    async def _follow_detached(
+        self, run_id: str, worker: Worker | None = None, role: PreparedRole | None = None
+    ) -> Run:
+        """The run as stored once it is closed, whichever process closes it (a role's:
+        once its return is recorded too)."""
         while (run := await self.store.runs.get(run_id)).status is RunStatus.RUNNING:
             # A worker that died never closes its run: any reader does.
             if not await self.store.runs.interrupt_dead_runs(run.conversation_id):
                 await asyncio.sleep(DETACHED_POLL_S)
+        if role is not None and worker is not None:
+            await self._await_detached_return(run, worker, role)
         return run
+
+    async def _await_detached_return(self, run: Run, worker: Worker, role: PreparedRole) -> None:
+        """Wait for the worker to record the role's return; a worker that ended without
+        recording it (killed) leaves it to this caller, judged from the stored output."""
+        while await self.store.returns.by_run(run.run_id) is None:
+            if worker.process.poll() is not None:
+                # Gone: it recorded the step before exiting, or never will.
+                if await self.store.returns.by_run(run.run_id) is None:
+                    await self._judge_return(role, run, run.output)
+                return
+            await asyncio.sleep(DETACHED_POLL_S)
 
     async def start_detached(self, go: GoMessage) -> RunHandle:
         """Drive the run a caller recorded for this process (the worker's half).
@@ -1945,6 +2068,9 @@ class AgentOrchestrator:
         runner: Runner
         try:
             _, runner = self._runner_for(run.agent_id)
+            if go.role is not None:
+                # The caller checked the ids and made the folders: the same paths here.
+                self._roles[run.run_id] = plan_role(go.role, Path(go.cwd))
         except DelegateError as exc:  # e.g. its script vanished since the caller checked
             runner = UnavailableRunner(exc.message)
         return self._start(request, runner, run.kind, started)

@@ -11,10 +11,16 @@ import logging
 from typing import Any
 
 from core.capsules.launch import CapsuleAcceptance
-from core.errors import DelegateError, InternalError, InvalidRequest
+from core.errors import ArtifactIdUnsafe, DelegateError, InternalError, InvalidRequest
 from core.models import AgentRequest, Run, RunKind, SessionScope, SessionsRequest, SessionState
 from core.orchestrator import AgentOrchestrator, RunHandle, validate
 from core.redact import redact_data
+from core.returns.display import display_line
+from core.returns.launch import step_display
+from core.returns.model import ReturnRule, ReturnStep, RoleLaunch
+from core.returns.parse import rejected
+from core.returns.paths import check_artifact_id, new_artifacts_session
+from core.returns.schemas import role_of
 
 RawRequest = str | bytes | dict[str, Any]
 
@@ -121,6 +127,8 @@ async def delegate_agent(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, 
     """
     try:
         request = validate(AgentRequest, parse_request(raw))
+        if request.agent_role is not None:
+            return await delegate_roles(orch, request)
         handles = await orch.delegate(
             prompt=request.prompt,
             agent_id=request.agent_id,
@@ -143,6 +151,119 @@ async def delegate_agent(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, 
         return {"status": "ok", **payloads[0]}
     except DelegateError as exc:
         return exc.to_payload()
+
+
+async def artifacts_session_for(orch: AgentOrchestrator, request: AgentRequest) -> str:
+    """The artifacts session a role launch writes into: the one named, else the parent
+    session's id, else a new one (the response names it, for the group's next roles)."""
+    if request.artifacts_session is not None:
+        return check_artifact_id(request.artifacts_session, "artifacts session")
+    if request.parent_id is not None:
+        parent = await orch.resolve_id(request.parent_id)
+        try:
+            return check_artifact_id(parent, "artifacts session")
+        except ArtifactIdUnsafe:
+            pass  # an imported session's id may not name a folder: a new session then
+    return new_artifacts_session(orch.clock())
+
+
+async def delegate_roles(orch: AgentOrchestrator, request: AgentRequest) -> dict[str, Any]:
+    """Launch a role for one group, or for each batch item's group, in parallel.
+
+    Each delegate's prompt gets the hand-off protocol (and, when the group already has
+    a return, the previous role's hand-off file to read first). The response carries
+    each run's compact return, never its full text.
+    """
+    assert request.agent_role is not None
+    role = role_of(request.agent_role)
+    if request.chain:
+        raise InvalidRequest(
+            "chain: running a chain is not available yet; launch each role with its group_id"
+            " and the artifacts_session answered"
+        )
+    session = await artifacts_session_for(orch, request)
+    groups = (
+        [item.group_id for item in request.batch]
+        if request.batch is not None
+        else [request.group_id]
+    )
+    launches = []
+    for group in groups:
+        assert group is not None
+        check_artifact_id(group, "group id")
+        previous = await orch.previous_handoff(session, group)
+        launches.append(RoleLaunch(role, session, group, previous))
+    handles = await orch.delegate(
+        prompt=request.prompt,
+        agent_id=request.agent_id,
+        batch=[b.model_dump(exclude_none=True, exclude={"group_id"}) for b in request.batch]
+        if request.batch
+        else None,
+        cwd=request.cwd,
+        mode=request.mode,
+        parent_id=request.parent_id,
+        capsule=request.capsule,
+        accept=CapsuleAcceptance(
+            allow_secrets=request.allow_secrets, accept_stale=request.accept_stale
+        ),
+        roles=launches,
+    )
+    payloads = []
+    for handle, launch in zip(handles, launches, strict=True):
+        step = None
+        if not handle.detached:
+            await handle.wait()
+            step = await orch.return_step(handle.run_id)
+        payloads.append(return_payload(handle, launch, step))
+    if request.batch is not None:
+        return {"status": "ok", "runs": payloads}
+    return {"status": "ok", **payloads[0]}
+
+
+def return_payload(
+    handle: RunHandle, launch: RoleLaunch, step: ReturnStep | None
+) -> dict[str, Any]:
+    """A role's run as the tool answers it: ids and its compact return, never its text.
+
+    ``step`` None for a detached run (its worker records the return when it ends).
+    """
+    body: dict[str, Any] = {
+        "run_id": handle.run_id,
+        "conversation_id": handle.conversation_id,
+        "agent_id": handle.agent_id,
+        "artifacts_session": launch.artifacts_session,
+        "group_id": launch.group_id,
+        "agent_role": launch.role.value,
+    }
+    if handle.detached:
+        body.update(run_status="running", session_state=SessionState.PENDING.value)
+        return body
+    if step is None:  # recording failed (logged): the primary still gets the protocol's shape
+        parsed = rejected(
+            ReturnRule.EMPTY,
+            "delegate could not record this return",
+            launch.role,
+            0,
+            handle.conversation_id,
+        )
+        body.update(
+            {"return": parsed.answer.payload()},
+            next_role=None,
+            handoff_file=None,
+            display=display_line(launch.group_id, launch.role, parsed.answer, None),
+            rule=ReturnRule.EMPTY.value,
+            reason=parsed.reason,
+        )
+        return body
+    body.update(
+        {"return": {"status": step.status, "summary": list(step.summary)}},
+        next_role=step.next_role,
+        handoff_file=step.handoff_path,
+        display=step_display(step),
+    )
+    if step.rule is not None:
+        body.update(rule=step.rule, reason=step.reason)
+    return body
 
 
 async def call_tool(orch: AgentOrchestrator, name: str, raw: RawRequest) -> dict[str, Any]:

@@ -146,6 +146,12 @@ async def test_lists_the_two_tools_with_the_model_schemas(data: Path) -> None:
         assert word in (sessions.description or "")
     for word in ("conversation_id", "run_id", "agent_busy", "retry", "detached"):
         assert word in (agent.description or "")
+    # Compact returns: the role fields, in the schema and taught by the description.
+    role_fields = ("agent_role", "group_id", "artifacts_session", "chain")
+    assert set(role_fields) <= set(agent.input_schema["properties"])
+    assert "group_id" in agent.input_schema["$defs"]["BatchItem"]["properties"]
+    for word in (*role_fields, "INVALID_RETURN", "handoff_file", "next_role", "never its output"):
+        assert word in (agent.description or "")
 
 
 async def test_pages_sessions_and_previews_messages(data: Path) -> None:

@@ -74,6 +74,22 @@ AGENT_INVALID = [
     pytest.param(
         {"conversation_id": "c1", "prompt": "x", "cwd": "/tmp"}, ("cwd",), id="follow-up-cwd"
     ),
+    pytest.param({"prompt": "x", "group_id": "A"}, ("agent_role",), id="group-without-role"),
+    pytest.param(
+        {"conversation_id": "c1", "prompt": "x", "agent_role": "developer"},
+        ("agent_role", "launches"),
+        id="role-on-a-follow-up",
+    ),
+    pytest.param(
+        {"agent_role": "qa", "batch": [{"prompt": "a", "group_id": "A"}, {"prompt": "b"}]},
+        ("group_id", "every batch item"),
+        id="batch-item-without-group",
+    ),
+    pytest.param(
+        {"prompt": "x", "agent_role": "qa", "group_id": "A", "chain": "yes"},
+        ("chain",),
+        id="chain-not-boolean",
+    ),
 ]
 
 
