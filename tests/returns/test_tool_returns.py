@@ -344,3 +344,21 @@ async def test_a_detached_role_run_that_never_answers_is_an_empty_return(
     assert (step.status, step.rule, step.next_role) == (INVALID_RETURN, "empty", None)
     assert run.status.value in step.reason
     assert not gate_of(tmp_path).exists()
+
+
+async def test_a_planted_link_at_the_artifacts_folder_starts_nothing(
+    orch: AgentOrchestrator, repo: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".delegate").symlink_to(elsewhere)
+
+    response = await agent(
+        orch, prompt="x", agent_id="dev", agent_role="developer", group_id="AUTH", cwd=str(repo)
+    )
+
+    assert response["status"] == "error"
+    assert response["error"]["code"] == "document_invalid"
+    assert "symbolic link" in response["error"]["message"]
+    assert await orch.list_runs() == []
+    assert list(elsewhere.iterdir()) == []
