@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_agents import make_repo, role_data_dir
+from tool_agents import make_repo, role_data_dir, shown
 
 from core.orchestrator import AgentOrchestrator
 from core.returns.model import INVALID_RETURN, AgentRole
@@ -115,7 +115,7 @@ async def test_four_developers_then_their_qa_through_delegate_agent(
     )
 
     assert qa["status"] == "ok"
-    handoffs = {r["group_id"]: r["handoff_file"] for r in runs}
+    handoffs = {r["group_id"]: shown(repo, r["handoff_file"]) for r in runs}
     for run in qa["runs"]:
         prompt = (await orch.get_run(run["run_id"])).prompt
         own = handoffs[run["group_id"]]

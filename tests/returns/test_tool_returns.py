@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_agents import LINES, eventually, gate_of, make_repo, role_data_dir
+from tool_agents import LINES, eventually, gate_of, make_repo, role_data_dir, shown
 
 from core.errors import InvalidRequest
 from core.events import ReturnAccepted, ReturnRejected
@@ -105,7 +105,7 @@ async def test_the_role_prompt_is_the_task_then_the_protocol(
     prompt = await prompt_of(orch, response["run_id"])
     assert prompt.index("Add login.") < prompt.index(PROTOCOL_HEADING)
     assert PRIOR_HEADING not in prompt  # the group's first role reads nothing first
-    assert f"`{response['handoff_file']}`" in prompt
+    assert f"`{shown(repo, response['handoff_file'])}`" in prompt
     session = await orch.get_session(response["conversation_id"])
     assert session.title == "Add login."  # the task names the session, not the protocol
 
@@ -124,7 +124,8 @@ async def test_the_next_role_of_the_group_reads_the_previous_hand_off_first(
 
     prompt = await prompt_of(orch, qa["run_id"])
     prior = prompt.index(PRIOR_HEADING)
-    assert prior < prompt.index(f"`{dev['handoff_file']}`") < prompt.index("Test login.")
+    file = shown(repo, dev["handoff_file"])
+    assert prior < prompt.index(f"`{file}`") < prompt.index("Test login.")
     assert qa["return"]["status"] == "PASS"
     assert qa["next_role"] == "tech_lead"
     steps = await orch.store.returns.for_session(dev["artifacts_session"], "AUTH")

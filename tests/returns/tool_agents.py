@@ -100,6 +100,11 @@ def role_data_dir(tmp_path: Path) -> Path:
     return write_config(tmp_path / "data", "".join(extra))
 
 
+def shown(repo: Path, handoff_file: str) -> str:
+    """A hand-off file as prompts name it: relative to the repository root."""
+    return Path(handoff_file).relative_to(repo.resolve()).as_posix()
+
+
 def make_repo(tmp_path: Path) -> Path:
     """A real git repository the roles work in (the artifacts go under its root)."""
     repo = tmp_path / "repo"
