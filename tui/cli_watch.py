@@ -247,14 +247,14 @@ def _what(event: BusEvent) -> str:
         case ReturnRejected():
             return (
                 f"return of {_short(event.conversation_id)} ({_role(event.role)}, group"
-                f" {_safe(event.group_id)} of {_safe(event.artifacts_session)}) rejected:"
+                f" {_one(event.group_id)} of {_one(event.artifacts_session)}) rejected:"
                 f" {_rule(event.rule)} — {_first_line(event.reason)} · {event.tokens:,} tokens"
             )
         case ChainEnded():
             steps = f"{event.steps} step{'s' if event.steps != 1 else ''}"
             return (
-                f"chain of group {_safe(event.group_id)} of {_safe(event.artifacts_session)}"
-                f" ended after {steps} at {_safe(event.final_status)}: {_reason(event.reason)}"
+                f"chain of group {_one(event.group_id)} of {_one(event.artifacts_session)}"
+                f" ended after {steps} at {_one(event.final_status)}: {_reason(event.reason)}"
             )
     return event.kind
 
@@ -263,6 +263,12 @@ def _display(event: ReturnAccepted) -> str:
     from tui.returns_look import accepted_line
 
     return accepted_line(event)
+
+
+def _one(text: str) -> str:
+    from tui.returns_look import one_line
+
+    return one_line(text)
 
 
 def _role(role: str) -> str:

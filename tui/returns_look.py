@@ -67,13 +67,13 @@ def role_of(value: str) -> AgentRole | None:
 def role_label(value: str) -> str:
     """The display line's short name (``QA``), or the value itself, made visible."""
     role = role_of(value)
-    return ROLE_LABELS[role] if role is not None else visible(value)
+    return ROLE_LABELS[role] if role is not None else one_line(value)
 
 
 def role_name(value: str) -> str:
     """The full name (``QA Expert``), or the value itself, made visible."""
     role = role_of(value)
-    return ROLE_NAMES[role] if role is not None else visible(value)
+    return ROLE_NAMES[role] if role is not None else one_line(value)
 
 
 def next_name(next_role: str | None) -> str:
@@ -98,13 +98,13 @@ def status_style(status: str) -> str:
 
 
 def chain_reason(reason: str) -> str:
-    return CHAIN_REASONS.get(reason, visible(reason))
+    return CHAIN_REASONS.get(reason, one_line(reason))
 
 
 def rule_words(rule: str) -> str:
     """``verbose (text around the JSON)``: the stable rule id and what it means."""
     words = RULES.get(rule)
-    return f"{visible(rule)} ({words})" if words else visible(rule)
+    return f"{one_line(rule)} ({words})" if words else one_line(rule)
 
 
 def count(n: int, word: str) -> str:

@@ -282,3 +282,55 @@ async def test_the_help_lists_the_key(returns_dir: Path, make_app: AppFactory) -
         screen = await started(pilot)
         rows = help_rows(screen, screen.BINDINGS)
         assert any(keys == "f3" and action == "Returns" for keys, action, _ in rows)
+
+
+async def test_a_live_reload_keeps_the_focused_step_and_the_place(
+    returns_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(returns_dir)
+    async with app.run_test(size=(140, 30)) as pilot:
+        screen = await open_groups(pilot, PRIMARY)
+        search_qa = step_rows(screen)[-1]
+        search_qa.focus()
+        await wait_until(pilot, lambda: screen.groups_pane.scroll_y > 0, what="scrolled down")
+        place = screen.groups_pane.scroll_y
+        shows = screen.shows
+        screen.action_reload()
+        await wait_until(pilot, lambda: screen.shows > shows, what="the groups again")
+        await wait_until(pilot, lambda: screen.groups_pane.scroll_y == place, what="the same place")
+        assert isinstance(app.focused, StepRow)
+        assert app.focused.step.step_id == search_qa.step.step_id
+
+
+async def test_what_agents_wrote_is_shown_as_text(
+    data_dir: Path, repo: Path, make_app: AppFactory
+) -> None:
+    """Ids, statuses, lines and reasons are data: no markup, no escapes, one line each."""
+    hostile = Step(
+        "crp-\x1b[2Jhostile",
+        "G[bold]1[/bold]\nsecond",
+        QA,
+        "FAIL\x1b]0;pwned\x07",
+        ("[red]not red[/red]", "tab\there\nand a newline", "\u202eevil"),
+        "developer",
+        1,
+        handoff=False,
+        rule="status\x1b[31m",
+        reason="[link=https://evil.example]click[/link]\x00",
+    )
+    await insert_return_sessions(data_dir, repo, steps=False)
+    store = await Store.open(data_dir / DB_FILENAME)
+    try:
+        await add_steps(store, repo, [hostile])
+    finally:
+        await store.close()
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 40)) as pilot:
+        screen = await open_groups(pilot)
+        text = screen_text(app)
+        assert "\x1b" not in text
+        assert "\u202e" not in text
+        assert "[red]not red[/red]" in text
+        assert "Group G[bold]1[/bold] second" in text
+        assert "[link=https://evil.example]click[/link]" in text
+        assert len(step_rows(screen)) == 1

@@ -41,7 +41,6 @@ from tui.return_panel import (
     group_chains,
     return_sessions,
 )
-from tui.safe_text import visible
 from tui.workers import ForwardsWorkerErrors
 
 EMPTY_STATE = """[b]No compact returns yet.[/b]
@@ -58,7 +57,7 @@ RETURN_EVENTS = (ReturnAccepted, ReturnRejected, ChainEnded)
 
 def session_prompt(session: ReturnSession, now: datetime) -> Text:
     """A session's row: its id, then groups, how many still go on, its last step's age."""
-    text = Text(visible(session.artifacts_session), "bold", no_wrap=True, overflow="ellipsis")
+    text = Text(look.one_line(session.artifacts_session), "bold", no_wrap=True, overflow="ellipsis")
     text.append(f"\n  {look.count(session.groups, 'group')} · ")
     if session.ended:
         text.append("ended", "dim")
@@ -82,7 +81,7 @@ def chain_line(chain: GroupChain) -> Text:
         if chain.next_role == role.value:
             text.append(" ▶ next", "bold cyan")
         elif (status := latest.get(role.value)) is not None:
-            text.append(f" {visible(status)}", look.status_style(status))
+            text.append(f" {look.one_line(status)}", look.status_style(status))
         else:
             text.append(" ·", "dim")
     others = [step.role for step in chain.steps if step.role not in look.CHAIN]
@@ -94,18 +93,18 @@ def chain_line(chain: GroupChain) -> Text:
 
 def group_heading(chain: GroupChain) -> Text:
     """``Group AUTH · 4 steps · done: BAZINGA``, then the chain line."""
-    text = Text(f"Group {visible(chain.group_id)}", "bold")
+    text = Text(f"Group {look.one_line(chain.group_id)}", "bold")
     text.append(f" · {look.count(len(chain.steps), 'step')} · ")
     last = chain.last
     if chain.done:
         text.append("done: ", "green")
-        text.append(visible(last.status), look.status_style(last.status))
+        text.append(look.one_line(last.status), look.status_style(last.status))
     elif last.status == INVALID_RETURN:
         text.append("stopped: an invalid return", "bold red")
     elif chain.ended is not None:
         text.append(f"stopped: {look.chain_reason(chain.ended.reason)}", "yellow")
     elif chain.next_role is None:
-        text.append(f"stopped: no route for {visible(last.status)}", "yellow")
+        text.append(f"stopped: no route for {look.one_line(last.status)}", "yellow")
     else:
         text.append(f"next: {look.role_name(chain.next_role)}", "cyan")
     text.append("\n")
@@ -120,10 +119,10 @@ def step_text(step: ReturnStep, now: datetime) -> Text:
     text.append(f"#{step.seq} ", "dim")
     text.append(look.role_name(step.role.value), "bold")
     text.append("  ")
-    text.append(visible(step.status), look.status_style(step.status))
+    text.append(look.one_line(step.status), look.status_style(step.status))
     text.append(f" → {look.next_name(step.next_role)} · ")
     if step.handoff_path:
-        text.append(visible(PurePath(step.handoff_path).name), "underline")
+        text.append(look.one_line(PurePath(step.handoff_path).name), "underline")
     else:
         text.append("no hand-off file", "dim")
     text.append(
@@ -262,6 +261,7 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
         self.loaded = False  # the sessions and the first groups are on screen
         self.shows = 0  # how many times groups were put on screen (tests wait on it)
         self._ends: dict[ChainKey, ChainEnded] = {}
+        self._mounted: str | None = None  # the session whose groups the pane holds
         self._disconnect: Callable[[], None] = lambda: None
 
     def compose(self) -> ComposeResult:
@@ -294,6 +294,7 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
             self.shown = None
             self.chains = []
             await self.groups_pane.remove_children()
+            self._mounted = None
             self.set_class(True, "-empty")
             self.title_bar.update("Compact returns")
             self.loaded = True
@@ -323,13 +324,15 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
         listed = next((s for s in self.sessions if s.artifacts_session == session), None)
         steps = sum(len(chain.steps) for chain in self.chains)
         groups = len(self.chains)
-        title = Text(f"Compact returns · {visible(session)}")
+        title = Text(f"Compact returns · {look.one_line(session)}")
         title.append(f" · {look.count(groups, 'group')}, {look.count(steps, 'step')}", "not bold")
         if listed is not None and not listed.ended:
             title.append(f" · {listed.running} going on", "yellow not bold")
         self.title_bar.update(title)
         now = self.clock()
         pane = self.groups_pane
+        # A reload of the same session keeps where the reader was; another starts at the top.
+        keep_y = pane.scroll_y if session == self._mounted else 0.0
         await pane.remove_children()
         widgets: list[Static] = []
         for chain in self.chains:
@@ -337,11 +340,13 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
             for step in chain.steps:
                 widgets.append(StepRow(step, now, latest=step is chain.last))
         await pane.mount_all(widgets)
+        self._mounted = session
         if focused is not None:
             for row in pane.query(StepRow):
                 if row.step.step_id == focused:
                     row.focus(scroll_visible=False)
                     break
+        pane.call_after_refresh(pane.scroll_to, y=keep_y, animate=False)
 
     @on(OptionList.OptionHighlighted, "#return-sessions")
     def _session_highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -445,7 +445,7 @@ class _WrappedDetail(HistoryCell):
 
 
 def _group(artifacts_session: str, group_id: str) -> str:
-    return f"group {visible(group_id)} of {visible(artifacts_session)}"
+    return f"group {look.one_line(group_id)} of {look.one_line(artifacts_session)}"
 
 
 class ReturnAcceptedCell(_WrappedDetail):
@@ -492,7 +492,7 @@ class ChainEndedCell(HistoryCell):
         assert isinstance(e, ChainEnded)
         steps = f"{e.steps} step{'s' if e.steps != 1 else ''}"
         text = Text(f"{_group(e.artifacts_session, e.group_id)} · {steps} · ")
-        text.append(visible(e.final_status), look.status_style(e.final_status))
+        text.append(look.one_line(e.final_status), look.status_style(e.final_status))
         text.append(f" · {look.chain_reason(e.reason)}")
         return text
 
