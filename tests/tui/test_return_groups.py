@@ -4,6 +4,8 @@ session."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,10 +32,12 @@ from tui_support import (
     session_list,
     started,
     wait_until,
+    write_config,
 )
 
 from core.config import DB_FILENAME
 from core.events import ChainEnded, ReturnAccepted
+from core.returns.model import AgentRole, RoleLaunch
 from core.store import Store
 from tui.modals.handoff_viewer import HandoffViewer
 from tui.modals.help import help_rows
@@ -334,3 +338,92 @@ async def test_what_agents_wrote_is_shown_as_text(
         assert "Group G[bold]1[/bold] second" in text
         assert "[link=https://evil.example]click[/link]" in text
         assert len(step_rows(screen)) == 1
+
+
+# --- end to end: real role launches of scripted agents ---------------------------------
+
+DEV_LINES = ["Implemented AUTH", "Changed src/auth.py and tests", "15 tests pass"]
+OWN_HANDOFF = (
+    r"(?s)hand-off file `(?P<handoff>\.delegate/artifacts/[\w.-]+/(?P<group>[\w.-]+)"
+    r"/handoffs/handoff_developer\.json)`"
+)
+
+
+def role_agents(data_dir: Path) -> Path:
+    """``dev`` writes its hand-off file (its scripted Write tool) and answers the minimal
+    JSON; ``chatty`` answers a verbose report and writes nothing."""
+    answer = json.dumps({"status": "READY_FOR_QA", "summary": DEV_LINES})
+    handoff = json.dumps(
+        {"from_agent": "developer", "status": "READY_FOR_QA", "summary": "{group} done"}
+    )
+    scripts = {
+        "dev": {
+            "rules": [
+                {
+                    "match": OWN_HANDOFF,
+                    "reply": answer,
+                    "write": [{"path": "{handoff}", "content": handoff}],
+                }
+            ]
+        },
+        "chatty": {"rules": [{"match": ".", "reply": "## Done\n\n" + "All went well. " * 50}]},
+    }
+    extra = []
+    for name, body in scripts.items():
+        path = data_dir.parent / f"{name}.json"
+        path.write_text(json.dumps(body), encoding="utf-8")
+        extra.append(f'\n[agents.{name}]\nrunner = "scripted"\nscript = "{path}"\n')
+    return write_config(data_dir, "".join(extra))
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """A real git repository the roles work in (their artifacts go under its root)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+async def test_role_launches_appear_live_as_their_returns_are_judged(
+    tmp_path: Path, git_repo: Path, make_app: AppFactory
+) -> None:
+    repo = git_repo
+    app = make_app(role_agents(tmp_path / "data"))
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await open_groups(pilot)
+        assert screen.has_class("-empty")
+        orch = app.orchestrator
+        session = "crp-20261121-210000-00c0ffee"
+        [dev] = await orch.delegate(
+            prompt="Add login.",
+            agent_id="dev",
+            cwd=str(repo),
+            roles=[RoleLaunch(AgentRole.DEVELOPER, session, "AUTH")],
+        )
+        [chatty] = await orch.delegate(
+            prompt="Add export.",
+            agent_id="chatty",
+            cwd=str(repo),
+            roles=[RoleLaunch(AgentRole.DEVELOPER, session, "EXPORT")],
+        )
+        await dev.wait()
+        await chatty.wait()
+        await wait_until(pilot, lambda: len(step_rows(screen)) == 2, seconds=20, what="both steps")
+        assert screen.shown == session
+        text = screen_text(app)
+        assert "Group AUTH · 1 step · next: QA Expert" in text
+        assert "Implemented AUTH" in text
+        assert "Group EXPORT · 1 step · stopped: an invalid return" in text
+        assert "rule not_json (no JSON return)" in text
+        step_rows(screen)[0].focus()
+        await pilot.press("enter")
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, HandoffViewer) and app.screen.view is not None,
+            what="the viewer",
+        )
+        text = screen_text(app)
+        assert "AUTH/handoffs/handoff_developer.json" in text
+        assert '"summary": "AUTH done"' in text
+        assert "not a valid" not in text
