@@ -157,3 +157,18 @@ def test_handoff_viewer_missing_file(
         await _viewer(pilot, 13)
 
     assert snap_compare(make_app(returns_dir), terminal_size=(130, 30), run_before=run_before)
+
+
+def test_handoff_viewer_file_not_of_the_role(
+    snap_compare: SnapCompare, returns_dir: Path, tmp_path: Path, make_app: AppFactory
+) -> None:
+    """BILLING's QA file holds a developer's status: shown, with what is wrong above it."""
+    handoff_file(tmp_path / "repo", STEPS[9]).write_text(
+        '{"from_agent": "qa_expert", "status": "READY_FOR_QA", "summary": "Tested totals",'
+        ' "failures": ["tax rounding"]}'
+    )
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _viewer(pilot, 9)
+
+    assert snap_compare(make_app(returns_dir), terminal_size=(130, 30), run_before=run_before)
