@@ -26,6 +26,7 @@ PALETTE_NAMES = {
     "picker.newer": "Newer messages",
     "picker.stop": "Stop run",
     "picker.history": "Toggle history",
+    "picker.returns": "Compact returns by group",
 }
 # Already in Textual's own commands ("Quit the application", "Keys").
 LEFT_OUT: set[str] = set()
