@@ -14,13 +14,16 @@ import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.config import DB_FILENAME, resolve_data_dir
 from core.errors import DelegateError, InternalError, InvalidRequest, StoreError
 from core.models import SessionScope, SessionSort
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact, redact_data
+
+if TYPE_CHECKING:
+    from core.returns.model import RoleLaunch
 
 EXIT_OK, EXIT_ERROR = 0, 1
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer its reader left
@@ -134,7 +137,26 @@ def _capsule_args(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-async def cmd_run_detached(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+async def _role_launch(orch: AgentOrchestrator, args: argparse.Namespace) -> RoleLaunch | None:
+    """The role a launch runs as (``--role``), or None; checked before anything starts."""
+    if args.role is None:
+        if args.group is not None or args.artifacts_session is not None or args.chain:
+            raise InvalidRequest("--group, --artifacts-session and --chain apply with --role")
+        return None
+    if args.session is not None:
+        raise InvalidRequest("--role applies to launches only, not to a follow-up (--session)")
+    if args.group is None:
+        raise InvalidRequest("--role needs --group: the task group the role works on")
+    if args.chain and args.detached:
+        raise InvalidRequest("--chain runs the chain in this process; it cannot be --detached")
+    from tui.cli_returns import role_launch
+
+    return await role_launch(orch, args.role, args.group, args.artifacts_session, args.parent)
+
+
+async def cmd_run_detached(
+    orch: AgentOrchestrator, args: argparse.Namespace, launch: RoleLaunch | None = None
+) -> int:
     """Hand one launch or follow-up to a worker process of its own and return at once.
 
     Prints the run id and conversation id (``--json``: the tool's answer). The
@@ -151,7 +173,12 @@ async def cmd_run_detached(orch: AgentOrchestrator, args: argparse.Namespace) ->
         mode="detached",
         parent_id=args.parent,
         **_capsule_args(args),
+        roles=[launch] if launch is not None else None,
     )
+    if launch is not None:
+        from tui.cli_returns import report_role_run
+
+        return await report_role_run(orch, handle, launch, None, as_json=args.json)
     if args.json:
         _print_json({"status": "ok", **run_payload(handle, None)})
     else:
@@ -167,8 +194,13 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     group is stopped, the partial reply kept, the run stored ``cancelled``,
     and the exit code is 128 + the signal's number (130 for Ctrl+C).
     """
+    launch = await _role_launch(orch, args)
+    if launch is not None and args.chain:
+        from tui.cli_returns import run_chain
+
+        return await run_chain(orch, args, _read_arg(args.prompt))
     if args.detached:
-        return await cmd_run_detached(orch, args)
+        return await cmd_run_detached(orch, args, launch)
     import signal
 
     from core.runners import RunFailed, TextDelta
@@ -202,6 +234,7 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                 cwd=args.cwd,
                 parent_id=args.parent,
                 **_capsule_args(args),
+                roles=[launch] if launch is not None else None,
             )
         except asyncio.CancelledError:
             if caught:
@@ -220,10 +253,18 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                 f" {handle.conversation_id}",
                 file=err,
             )
+        if launch is not None:
+            print(
+                f"as {launch.role.value} of group {launch.group_id} in artifacts session"
+                f" {launch.artifacts_session}",
+                file=err,
+            )
         async for event in handle.stream():
             if args.json:
                 continue  # the whole run is printed once it is over
             if isinstance(event, TextDelta):
+                if launch is not None:
+                    continue  # a role's reply is its compact return, printed once judged
                 # Per chunk: a secret split across two chunks can slip through here,
                 # never into the store (the run is redacted whole when it closes).
                 sys.stdout.write(visible(redact(event.text)))
@@ -235,7 +276,12 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         for sig in installed:
             loop.remove_signal_handler(sig)
     await _judge_context(orch, handle.conversation_id)
-    if args.json:
+    returned = EXIT_OK
+    if launch is not None:
+        from tui.cli_returns import report_role_run
+
+        returned = await report_role_run(orch, handle, launch, run, as_json=args.json)
+    elif args.json:
         from core.tools import run_payload
 
         _print_json({"status": "ok", **run_payload(handle, run)})
@@ -249,7 +295,7 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     )
     if caught:
         return 128 + caught[0]
-    return EXIT_OK if run.status.value == "completed" else EXIT_ERROR
+    return returned if run.status.value == "completed" else EXIT_ERROR
 
 
 async def _judge_context(orch: AgentOrchestrator, conversation_id: str) -> None:
@@ -492,6 +538,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--accept-stale",
         action="store_true",
         help="launch with a capsule whose referenced files changed since it was written",
+    )
+    run.add_argument(
+        "--role",
+        metavar="ROLE",
+        help="compact returns: run as this role of a group (developer, qa_expert, tech_lead,"
+        " ...): it writes a hand-off file and answers a status and three lines, printed as"
+        " its display line instead of its reply (docs/returns.md)",
+    )
+    run.add_argument("--group", metavar="G", help="with --role: the task group it works on")
+    run.add_argument(
+        "--artifacts-session",
+        metavar="S",
+        help="with --role: the artifacts session (default: --parent's id, else a new one)",
+    )
+    run.add_argument(
+        "--chain",
+        action="store_true",
+        help="with --role: launch the next role each return routes to, until the end or a"
+        " stop; one display line per step",
     )
     run.add_argument(
         "--detached",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,9 @@ from core.returns.model import END, INVALID_RETURN, AgentRole, ReturnStep
 from tui.cli import EXIT_ERROR, EXIT_OK, _print_json, _print_safe, _read_arg
 
 if TYPE_CHECKING:
-    from core.returns.model import ParsedReturn
+    from core.models import Run
+    from core.orchestrator import RunHandle
+    from core.returns.model import ParsedReturn, RoleLaunch
     from core.returns.paths import GroupPaths
 
 NO_GROUP = "-"
@@ -448,3 +451,120 @@ async def cmd_clean(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         f" {report.steps} step(s), {report.documents} document(s)"
     )
     return EXIT_OK
+
+
+# --- delegate run --role ----------------------------------------------------
+
+
+async def role_launch(
+    orch: AgentOrchestrator,
+    role: str,
+    group: str,
+    artifacts_session: str | None,
+    parent: str | None,
+) -> RoleLaunch:
+    """``delegate run --role``'s launch: the role, its group, the artifacts session (the
+    one named, else the parent's id, else a new one) and the group's previous hand-off."""
+    from core.errors import ArtifactIdUnsafe
+    from core.returns.model import RoleLaunch
+    from core.returns.paths import check_artifact_id, new_artifacts_session
+    from core.returns.schemas import role_of
+
+    agent_role = role_of(role)
+    group_id = check_artifact_id(group, "group id")
+    session = None
+    if artifacts_session is not None:
+        session = check_artifact_id(artifacts_session, "artifacts session")
+    elif parent is not None:
+        parent_id = await orch.resolve_id(parent)
+        # An imported session's id may not name a folder: a new session then.
+        with contextlib.suppress(ArtifactIdUnsafe):
+            session = check_artifact_id(parent_id, "artifacts session")
+    if session is None:
+        session = new_artifacts_session(orch.clock())
+    previous = await orch.previous_handoff(session, group_id)
+    return RoleLaunch(agent_role, session, group_id, previous)
+
+
+async def report_role_run(
+    orch: AgentOrchestrator,
+    handle: RunHandle,
+    launch: RoleLaunch,
+    run: Run | None,
+    *,
+    as_json: bool,
+) -> int:
+    """Print a role's run as the tool answers it (``run`` None: detached, under way):
+    its display line on stdout, where its hand-off is on stderr. Exit 1 when invalid."""
+    from core.tools import return_payload
+
+    step = await orch.return_step(handle.run_id) if run is not None else None
+    payload = return_payload(handle, launch, step)
+    if as_json:
+        _print_json({"status": "ok", **payload})
+    elif run is None:
+        print(
+            f"detached launch run {handle.run_id} in conversation {handle.conversation_id},"
+            f" as {launch.role.value} of group {launch.group_id} in artifacts session"
+            f" {launch.artifacts_session}"
+        )
+    else:
+        _print_safe(str(payload["display"]))
+        if payload.get("rule"):
+            _print_err(f"invalid return ({payload['rule']}): {payload.get('reason', '')}")
+        elif payload.get("handoff_file"):
+            _print_err(f"hand-off: {payload['handoff_file']}")
+    return EXIT_ERROR if payload.get("rule") else EXIT_OK
+
+
+def _print_err(line: str) -> None:
+    import sys
+
+    from core.redact import redact
+    from tui.safe_text import visible
+
+    print(visible(redact(line)), file=sys.stderr)
+
+
+async def run_chain(orch: AgentOrchestrator, args: argparse.Namespace, prompt: str) -> int:
+    """``delegate run --role R --group G --chain``: the chain through ``delegate_agent``
+    (delegate routes every return), one display line per step. Exit 1 unless it ended."""
+    import sys
+
+    from core.tools import delegate_agent, is_error
+
+    request: dict[str, Any] = {
+        "prompt": prompt,
+        "agent_id": args.agent,
+        "cwd": args.cwd,
+        "parent_id": args.parent,
+        "capsule": args.capsule,
+        "allow_secrets": args.allow_secrets,
+        "accept_stale": args.accept_stale,
+        "agent_role": args.role,
+        "group_id": args.group,
+        "artifacts_session": args.artifacts_session,
+        "chain": True,
+    }
+    response = await delegate_agent(orch, {k: v for k, v in request.items() if v is not None})
+    if is_error(response):
+        if args.json:
+            _print_json(response)
+        else:
+            error = response.get("error", {})
+            _print_err(f"delegate: {error.get('code', 'error')}: {error.get('message', '')}")
+        return EXIT_ERROR
+    if args.json:
+        _print_json(response)
+    else:
+        for line in response.get("lines", []):
+            _print_safe(str(line))
+        if response.get("artifacts_session"):
+            print(f"artifacts session {response['artifacts_session']}", file=sys.stderr)
+    return EXIT_OK if _chains_ended(response) else EXIT_ERROR
+
+
+def _chains_ended(response: dict[str, Any]) -> bool:
+    """Whether every group's chain reached the end (not an invalid return, no route...)."""
+    groups = response.get("groups", [])
+    return bool(groups) and all(group.get("reason") == "end" for group in groups)

@@ -6,11 +6,13 @@ import io
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support import json_out, run_cli, write_config
+from tool_agents import make_repo, role_data_dir
 
 from core.orchestrator import AgentOrchestrator
 from core.returns.files import write_handoff
@@ -502,3 +504,137 @@ async def test_show_lists_each_groups_chain_and_clean_removes_files_and_rows(
     again = run_cli("--data-dir", str(data), "returns", "clean", SESSION, home=repo)
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == f"nothing to clean for artifacts session {SESSION}"
+
+
+# --- delegate run --role --------------------------------------------------------
+
+
+def test_run_with_a_role_prints_its_display_line_never_its_reply(tmp_path: Path) -> None:
+    data = role_data_dir(tmp_path)
+    repo = make_repo(tmp_path)
+    base = ["--data-dir", str(data), "run", "--cwd", str(repo), "--artifacts-session", SESSION]
+
+    dev = run_cli(*base, "--agent", "dev", "--role", "developer", "--group", "AUTH",
+                  "Implement AUTH", home=tmp_path)  # fmt: skip
+    assert dev.returncode == 0, dev.stderr
+    assert dev.stdout.splitlines() == [
+        "🔨 Group AUTH [Developer] | Implemented AUTH | Changed src/AUTH.py and tests"
+        " | 15 tests pass → QA Expert"
+    ]
+    assert f"as developer of group AUTH in artifacts session {SESSION}" in dev.stderr
+    handoff = repo / ".delegate/artifacts" / SESSION / "AUTH/handoffs/handoff_developer.json"
+    assert f"hand-off: {handoff}" in dev.stderr
+    assert "Reasoning for group AUTH" in handoff.read_text(encoding="utf-8")
+    assert "Reasoning" not in dev.stdout + dev.stderr  # the details stay in the file
+
+    # The next role, into the same session and group: it reads the developer's file first.
+    qa = _cli(data, *base[2:], "--agent", "qa", "--role", "qa", "--group", "AUTH", "--json",
+              "Test AUTH", cwd=tmp_path)  # fmt: skip
+    assert qa["return"] == {
+        "status": "PASS",
+        "summary": ["Tested AUTH", "Ran 25 integration tests", "25/25 passed"],
+    }
+    assert (qa["agent_role"], qa["group_id"], qa["artifacts_session"]) == (
+        "qa_expert",
+        "AUTH",
+        SESSION,
+    )
+    assert qa["next_role"] == "tech_lead"
+    assert "output" not in qa
+    shown = _cli(data, "sessions", "show", qa["conversation_id"], "--json", cwd=tmp_path)
+    [prompt] = [m["content"] for m in shown["messages"] if m["role"] == "user"]
+    assert prompt.index("Prior Agent Handoff") < prompt.index("Test AUTH")
+    assert f".delegate/artifacts/{SESSION}/AUTH/handoffs/handoff_developer.json" in prompt
+
+    steps = _cli(data, "returns", "show", SESSION, "--json", cwd=tmp_path)
+    [auth] = steps["groups"]
+    assert auth["roles"] == ["developer", "qa_expert"]
+    assert [s["run_id"] for s in auth["steps"]][1] == qa["run_id"]
+
+
+def test_run_with_a_role_a_long_return_is_caught_and_exit_1(tmp_path: Path) -> None:
+    data = role_data_dir(tmp_path)
+    repo = make_repo(tmp_path)
+    verbose = run_cli(
+        "--data-dir", str(data), "run", "--cwd", str(repo), "--agent", "verbose-dev",
+        "--role", "dev", "--group", "PAY", "Implement PAY",
+        home=tmp_path,
+    )  # fmt: skip
+    assert verbose.returncode == 1
+    [line] = verbose.stdout.splitlines()
+    assert line.startswith("⛔ Group PAY [Developer] | ")
+    assert line.endswith("→ stop")
+    # The seed's old verbose report: thousands of tokens, never passed on.
+    assert "invalid return (too_long): " in verbose.stderr
+    assert "Implementation Complete" not in verbose.stdout
+    # A new artifacts session was made, and said.
+    assert "in artifacts session crp-" in verbose.stderr
+
+
+def test_run_role_flags_are_checked_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = str(role_data_dir(tmp_path))
+    repo = make_repo(tmp_path)
+    base = ["--data-dir", data, "run", "--cwd", str(repo), "--agent", "dev", "--json"]
+    refused = {
+        "invalid_request": [
+            ["--group", "AUTH"],
+            ["--chain"],
+            ["--artifacts-session", SESSION],
+            ["--role", "dev"],
+            ["--role", "dev", "--group", "AUTH", "--session", "abc123"],
+            ["--role", "dev", "--group", "AUTH", "--chain", "--detached"],
+        ],
+        "artifact_id_unsafe": [
+            ["--role", "dev", "--group=../x"],
+            ["--role", "dev", "--group", "AUTH", "--artifacts-session=-rf"],
+        ],
+        "unknown_role": [["--role", "wizard", "--group", "AUTH"]],
+    }
+    for code, cases in refused.items():
+        for flags in cases:
+            exit_code, answer = _main(capsys, monkeypatch, *base, *flags, "go")
+            assert exit_code == 1, flags
+            assert answer["error"]["code"] == code, (flags, answer)
+    assert not (repo / ".delegate").exists()
+    exit_code, listing = _main(capsys, monkeypatch, "--data-dir", data, "sessions", "list",
+                               "--json")  # fmt: skip
+    assert exit_code == 0
+    assert listing["sessions"] == []  # nothing started
+
+
+def test_run_detached_with_a_role_answers_its_ids_and_its_worker_records_the_return(
+    tmp_path: Path,
+) -> None:
+    data = role_data_dir(tmp_path)
+    repo = make_repo(tmp_path)
+    started = _cli(
+        data, "run", "--detached", "--json", "--cwd", str(repo), "--agent", "dev",
+        "--role", "dev", "--group", "AUTH", "--artifacts-session", SESSION, "Implement AUTH",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert started["status"] == "ok"
+    assert started["run_status"] == "running"
+    assert (started["agent_role"], started["group_id"], started["artifacts_session"]) == (
+        "developer",
+        "AUTH",
+        SESSION,
+    )
+    assert "return" not in started  # not judged yet: its worker records it when it ends
+
+    deadline = time.monotonic() + 60
+    while True:
+        shown = run_cli("--data-dir", str(data), "returns", "show", SESSION, "--json",
+                        home=tmp_path)  # fmt: skip
+        if shown.returncode == 0:
+            break
+        assert json_out(shown)["error"]["code"] == "return_group_unknown"
+        assert time.monotonic() < deadline, "the detached run's return was never recorded"
+        time.sleep(0.2)
+    [step] = json_out(shown)["groups"][0]["steps"]
+    assert (step["run_id"], step["status"], step["next_role"]) == (
+        started["run_id"],
+        "READY_FOR_QA",
+        "qa_expert",
+    )
