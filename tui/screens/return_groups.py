@@ -260,7 +260,9 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
         self.chains: list[GroupChain] = []
         self.loaded = False  # the sessions and the first groups are on screen
         self.shows = 0  # how many times groups were put on screen (tests wait on it)
-        self._ends: dict[ChainKey, ChainEnded] = {}
+        # How chains ended: read from the history once, then as the events arrive.
+        self._stored_ends: dict[ChainKey, ChainEnded] | None = None
+        self._live_ends: dict[ChainKey, ChainEnded] = {}
         self._mounted: str | None = None  # the session whose groups the pane holds
         self._disconnect: Callable[[], None] = lambda: None
 
@@ -274,20 +276,29 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
 
     def on_mount(self) -> None:
         self._disconnect = connect(self.orchestrator.bus, self)
-        self._load(first=True)
+        self._load()
 
     def on_unmount(self) -> None:
         self._disconnect()
 
     # --- loading ---------------------------------------------------------------
 
-    @work(group="returns-load", name="loading the compact returns", exit_on_error=False)
-    async def _load(self, *, first: bool = False) -> None:
-        """Read the sessions (and, opening, how chains ended); show the one in focus."""
-        if first:
-            self._ends = await chain_ends(self.orchestrator)
+    @work(
+        group="returns-load",
+        name="loading the compact returns",
+        exclusive=True,
+        exit_on_error=False,
+    )
+    async def _load(self) -> None:
+        """Read the sessions (and, opening, how chains ended); show the one in focus.
+
+        Exclusive: a burst of events (a chain's steps) reloads once more, not once each.
+        """
+        if self._stored_ends is None:
+            self._stored_ends = await chain_ends(self.orchestrator)
         sessions = await return_sessions(self.orchestrator)
-        keep = self.focus_session if first else self.shown
+        # Until something is on show, a reload (an event during the first) keeps the focus.
+        keep = self.shown if self.loaded else self.focus_session
         self.sessions = sessions
         self._fill_sessions(keep)
         if not sessions:
@@ -300,7 +311,7 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
             self.loaded = True
             return
         self.set_class(False, "-empty")
-        if first:
+        if not self.loaded:
             self.session_list.focus()
         target = keep if any(s.artifacts_session == keep for s in sessions) else None
         self._show_session(target or sessions[0].artifacts_session)
@@ -320,7 +331,8 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
     async def _show(self, session: str) -> None:
         """Put ``session``'s groups on the right (the focused step kept, when it still is)."""
         focused = self.focused.step.step_id if isinstance(self.focused, StepRow) else None
-        self.chains = await group_chains(self.orchestrator, session, self._ends)
+        ends = (self._stored_ends or {}) | self._live_ends
+        self.chains = await group_chains(self.orchestrator, session, ends)
         listed = next((s for s in self.sessions if s.artifacts_session == session), None)
         steps = sum(len(chain.steps) for chain in self.chains)
         groups = len(self.chains)
@@ -399,7 +411,7 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
         if not isinstance(event, RETURN_EVENTS):
             return
         if isinstance(event, ChainEnded):
-            self._ends[(event.artifacts_session, event.group_id)] = event
+            self._live_ends[(event.artifacts_session, event.group_id)] = event
         self._load()
 
     # --- actions -----------------------------------------------------------------
