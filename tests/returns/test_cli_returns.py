@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support import json_out, run_cli, write_config
 from tool_agents import make_repo, role_data_dir
 
@@ -361,6 +363,50 @@ def test_parse_follows_the_configured_routes_and_says_so_in_words(tmp_path: Path
     assert broken.returncode == 1
     assert broken.stdout.startswith("invalid: not_json: ")
     assert broken.stdout.splitlines()[1].endswith("→ stop")
+
+
+_FINALS = st.one_of(
+    st.binary(max_size=300),
+    st.builds(
+        lambda status, lines, before, after: (
+            before + json.dumps({"status": status, "summary": lines}) + after
+        ).encode("utf-8"),
+        st.sampled_from(["PASS", "FAIL", "READY_FOR_QA", "BAZINGA", "pass", ""]),
+        st.lists(st.text(max_size=40), max_size=4),
+        st.sampled_from(["", "```json\n", "Done!\n", "\ufeff"]),
+        st.sampled_from(["", "\n```", "\nthanks", "{}"]),
+    ),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(final=_FINALS)
+def test_parse_answers_any_final_message_with_a_verdict_never_a_traceback(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    final: bytes,
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(final)))
+    code = main(["--data-dir", str(tmp_path / "d"), "returns", "parse", "--agent", "qa", "--json"])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err + out.out
+    answer = json.loads(out.out)
+    if answer.get("status") == "error":  # stdin that is not UTF-8 text
+        assert code == 1
+        assert answer["error"]["code"] == "invalid_request"
+        return
+    assert code == (0 if answer["valid"] else 1)
+    assert len(answer["return"]["summary"]) == 3
+    assert "\n" not in answer["display"]
+    if answer["valid"]:
+        assert answer["return"]["status"] in {"PASS", "FAIL", "BLOCKED", "FLAKY"}
+    else:
+        assert answer["return"]["status"] == "INVALID_RETURN"
+        assert answer["rule"]
+        assert answer["next_role"] is None
 
 
 # --- prompt -----------------------------------------------------------------
