@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from core.capsules.launch import CapsuleAcceptance
+from core.chains.request import chain_request
 from core.errors import ArtifactIdUnsafe, DelegateError, InternalError, InvalidRequest
 from core.models import AgentRequest, Run, RunKind, SessionScope, SessionsRequest, SessionState
 from core.orchestrator import AgentOrchestrator, RunHandle, validate
@@ -176,11 +177,6 @@ async def delegate_roles(orch: AgentOrchestrator, request: AgentRequest) -> dict
     """
     assert request.agent_role is not None
     role = role_of(request.agent_role)
-    if request.chain:
-        raise InvalidRequest(
-            "chain: running a chain is not available yet; launch each role with its group_id"
-            " and the artifacts_session answered"
-        )
     session = await artifacts_session_for(orch, request)
     groups = (
         [item.group_id for item in request.batch]
@@ -193,6 +189,8 @@ async def delegate_roles(orch: AgentOrchestrator, request: AgentRequest) -> dict
         check_artifact_id(group, "group id")
         previous = await orch.previous_handoff(session, group)
         launches.append(RoleLaunch(role, session, group, previous))
+    if request.chain:
+        return await chain_request(orch, request, launches)
     handles = await orch.delegate(
         prompt=request.prompt,
         agent_id=request.agent_id,

@@ -86,7 +86,7 @@ AGENT_INVALID = [
         id="batch-item-without-group",
     ),
     pytest.param(
-        {"prompt": "x", "agent_role": "qa", "group_id": "A", "chain": "yes"},
+        {"prompt": "x", "agent_role": "qa", "group_id": "A", "chain": "maybe"},
         ("chain",),
         id="chain-not-boolean",
     ),

@@ -197,6 +197,60 @@ def verbose_agents(data_dir: Path, groups: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
+COMPACT_LINES = {  # the seed's example lines (its display-line examples), per group
+    "developer": (
+        "Implemented {group} authentication with token generation and validation",
+        "Created 3 files: jwt_handler.py, auth_middleware.py, test_jwt.py",
+        "All 15 tests passing with 92% coverage",
+    ),
+    "qa_expert": (
+        "Tested the {group} implementation",
+        "Ran 25 integration/contract/E2E tests",
+        "25/25 passed, quality excellent",
+    ),
+    "tech_lead": (
+        "Reviewed the {group} implementation",
+        "Checked security, architecture, coverage",
+        "Approved, ready for merge",
+    ),
+    "project_manager": (
+        "Tracked group {group} to completion",
+        "1 group complete, 0 remaining",
+        "BAZINGA",
+    ),
+}
+COMPACT_STATUS = dict(zip(ROLES, ("READY_FOR_QA", "PASS", "APPROVED", "BAZINGA"), strict=True))
+
+
+def compact_agents(data_dir: Path) -> str:
+    """Config lines for one compact agent per role (``c-developer``, ...): each writes its
+    hand-off file where its prompt says, then answers the minimal JSON; ``[returns]
+    agents`` names them so a chain launches each role as its own agent."""
+    lines = []
+    for role in ROLES:
+        status = COMPACT_STATUS[role]
+        handoff = {
+            "from_agent": role,
+            "status": status,
+            "summary": f"{COMPACT_LINES[role][0]}: {status}",
+            "session_id": "{session}",
+            "group_id": "{group}",
+        }
+        rule = {
+            "match": (
+                "(?s).*?(?P<file>\\.delegate/artifacts/(?P<session>[\\w.-]+)/"
+                f"(?P<group>[\\w.-]+)/handoffs/handoff_{role}\\.json)"
+            ),
+            "write": [{"path": "{file}", "content": json.dumps(handoff, indent=2)}],
+            "reply": json.dumps({"status": status, "summary": list(COMPACT_LINES[role])}),
+        }
+        script = data_dir / f"c-{role}.json"
+        script.write_text(json.dumps({"rules": [rule]}), encoding="utf-8")
+        lines.append(f'[agents.c-{role}]\nrunner = "scripted"\ndelay = 0\nscript = "{script}"\n')
+    agents = "\n".join(f'{role} = "c-{role}"' for role in ROLES)
+    return "\n".join(lines) + f"\n[returns.agents]\n{agents}\n"
+
+
 @dataclass
 class Figures:
     """Tokens the primary received in one way of running the cycle."""
@@ -232,6 +286,57 @@ async def full_text(orch: AgentOrchestrator, repo: Path, groups: tuple[str, ...]
     return figures
 
 
+async def compact_per_role(orch: AgentOrchestrator, repo: Path, groups: tuple[str, ...]) -> Figures:
+    """``agent_role`` launches: a batch of the groups per role, as a primary routing by
+    hand would run them; each response the compact returns and their ids."""
+    figures = Figures()
+    session: str | None = None
+    for role in ROLES:
+        raw: dict[str, Any] = {
+            "agent_id": f"c-{role}",
+            "agent_role": role,
+            "cwd": str(repo),
+            "batch": [{"prompt": f"Group {g}: the {role} work", "group_id": g} for g in groups],
+        }
+        if session is not None:
+            raw["artifacts_session"] = session
+        response = await call_tool(orch, "delegate_agent", raw)
+        assert response["status"] == "ok", response
+        session = response.get("artifacts_session") or response["runs"][0]["artifacts_session"]
+        figures.calls.append(received(response))
+        for one in response["runs"]:
+            assert one["return"]["status"] == COMPACT_STATUS[role], one
+            assert "output" not in one
+            figures.returns.append(received(one))
+            figures.said.append(count_tokens((await orch.get_run(one["run_id"])).output))
+    return figures
+
+
+async def compact_chain(orch: AgentOrchestrator, repo: Path, groups: tuple[str, ...]) -> Figures:
+    """One ``"chain": true`` call: delegate runs each group's roles to BAZINGA."""
+    response = await call_tool(
+        orch,
+        "delegate_agent",
+        {
+            "agent_id": "c-developer",
+            "agent_role": "developer",
+            "cwd": str(repo),
+            "chain": True,
+            "batch": [{"prompt": f"Group {g}: build it", "group_id": g} for g in groups],
+        },
+    )
+    assert response["status"] == "ok", response
+    figures = Figures(calls=[received(response)])
+    steps = [step for group in response["groups"] for step in group["steps"]]
+    assert [g["final_status"] for g in response["groups"]] == ["BAZINGA"] * len(groups)
+    assert len(steps) == len(groups) * len(ROLES), response
+    per_step = received(response) / len(steps)
+    figures.returns = [round(per_step)] * len(steps)
+    for step in steps:
+        figures.said.append(count_tokens((await orch.get_run(step["run_id"])).output))
+    return figures
+
+
 async def run(groups: tuple[str, ...]) -> dict[str, Figures]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -239,11 +344,15 @@ async def run(groups: tuple[str, ...]) -> dict[str, Figures]:
         data_dir.mkdir(mode=0o700)
         repo = root / "repo"
         repo.mkdir()
-        config = verbose_agents(data_dir, groups)
+        config = verbose_agents(data_dir, groups) + compact_agents(data_dir)
         (data_dir / "config.toml").write_text(config, encoding="utf-8")
         orch = await AgentOrchestrator.open(data_dir, settings=load_settings(data_dir))
         try:
-            return {"full text (today)": await full_text(orch, repo, groups)}
+            return {
+                "full text (today)": await full_text(orch, repo, groups),
+                "compact, a call per role": await compact_per_role(orch, repo, groups),
+                "compact, chain (per step)": await compact_chain(orch, repo, groups),
+            }
         finally:
             await orch.close()
 
@@ -262,6 +371,10 @@ def report(groups: tuple[str, ...], figures: dict[str, Figures]) -> None:
             f"{name:<30} {per:>11,.0f} {max(f.returns, default=0):>7,}"
             f" {said:>11,.0f} {f.cycle:>10,}"
         )
+    for name, f in figures.items():
+        if len(f.calls) == len(ROLES):
+            by_role = ", ".join(f"{r} {c:,}" for r, c in zip(ROLES, f.calls, strict=True))
+            print(f"  {name}, per call: {by_role}")
     print(
         f"{'seed: ultra-minimal + summary':<30} {SEED_PER_RETURN:>11,} {'':>7} {'':>11}"
         f" {SEED_PER_CYCLE * n // 4:>10,}"

@@ -14,3 +14,5 @@ def test_smoke_benchmark_prints_every_case(capsys: pytest.CaptureFixture[str]) -
     assert bench.main(["--smoke"]) == 0
     out = capsys.readouterr().out
     assert "full text (today)" in out
+    assert "compact, a call per role" in out
+    assert "compact, chain (per step)" in out

@@ -237,7 +237,11 @@ async def test_a_batch_launches_one_group_each_in_parallel(
         ),
         ({"agent_role": "dev", "group_id": "A\0"}, "artifact_id_unsafe", "group id"),
         ({"agent_role": "dev", "group_id": "A" * 300}, "artifact_id_unsafe", "300"),
-        ({"agent_role": "dev", "group_id": "A", "chain": True}, "invalid_request", "chain"),
+        (
+            {"agent_role": "dev", "group_id": "A", "chain": True, "mode": "detached"},
+            "invalid_request",
+            "chain",
+        ),
         ({"agent_role": "dev"}, "invalid_request", "group_id"),
         ({"group_id": "A"}, "invalid_request", "agent_role"),
         (
