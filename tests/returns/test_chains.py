@@ -7,6 +7,7 @@ orchestrator judges and records each return, ``run_chains`` follows the routes.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,7 +20,7 @@ from core.chains.report import ChainReport, StopReason
 from core.chains.runner import ChainStart, run_chains
 from core.config import ReturnsSettings, default_routes, load_settings
 from core.errors import InvalidRequest
-from core.events import ChainEnded
+from core.events import ChainEnded, DelegateLaunched
 from core.models import Role
 from core.orchestrator import AgentOrchestrator
 from core.returns.model import INVALID_RETURN, AgentRole, RoleLaunch
@@ -266,3 +267,38 @@ async def test_a_call_that_cannot_chain_starts_nothing(
                 orch, first=first, agent_id="dev-bot", cwd=str(repo), settings=orch.settings
             )
         assert await orch.list_runs() == []
+
+
+async def test_a_cancelled_chain_still_says_where_its_group_stopped(tmp_path: Path) -> None:
+    gate = tmp_path / "never"  # QA's run waits for it: the chain is cancelled meanwhile
+    held = role_rule("qa_expert", "PASS", gate=gate)
+    async with opened(tmp_path, {"qa_expert": [held]}) as (orch, repo):
+        qa_started = asyncio.Event()
+        orch.bus.add_listener(
+            lambda e: (
+                qa_started.set()
+                if isinstance(e, DelegateLaunched) and e.agent_id == "qa-bot"
+                else None
+            )
+        )
+        task = asyncio.create_task(chain(orch, repo))
+        await asyncio.wait_for(qa_started.wait(), TIMEOUT_S)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+        ended = (await chain_ends(orch))["AUTH"]
+        assert (ended.steps, ended.final_status, ended.reason) == (1, "READY_FOR_QA", "cancelled")
+        gate.touch()  # the run itself goes on, as a standard launch's does when its caller goes
+
+
+async def test_summary_lines_reach_the_primary_as_one_flat_line_each(tmp_path: Path) -> None:
+    lines = ["Did \x1b[2Jthe work\u202e", "Changed\ta.py\r", "Tests \x07pass"]
+    reply = json.dumps({"status": "READY_FOR_QA", "summary": lines})
+    rules = {"developer": [role_rule("developer", "READY_FOR_QA", reply=reply)]}
+    async with opened(tmp_path, rules) as (orch, repo):
+        report = await chain(orch, repo)
+
+        assert report.lines
+        for line in report.lines:
+            assert line.isprintable(), repr(line)
