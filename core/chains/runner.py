@@ -19,7 +19,7 @@ from typing import Any, TypedDict
 from core.capsules.launch import CapsuleAcceptance
 from core.chains.report import ChainReport, ChainStep, GroupChain, StopReason
 from core.config import Settings
-from core.errors import DelegateError, InvalidRequest
+from core.errors import DelegateError, InvalidConfig, InvalidRequest, UnknownRole
 from core.events import ChainEnded
 from core.models import Run, RunStatus
 from core.orchestrator import AgentOrchestrator, RunHandle
@@ -35,6 +35,7 @@ from core.returns.model import (
     RoleLaunch,
 )
 from core.returns.parse import rejected
+from core.returns.schemas import role_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,7 @@ async def run_chains(
     """
     starts = [item if isinstance(item, ChainStart) else ChainStart(*item) for item in first]
     session = _check(starts)
+    agents = agents_by_role(settings)
     handles = await orch.delegate(
         **_first_call(starts, agent_id, cwd),
         parent_id=parent_id,
@@ -75,7 +77,7 @@ async def run_chains(
         roles=[start.launch for start in starts],
     )
     lines: list[str] = []  # appended as steps end, across groups
-    chain = _Chain(orch, settings, parent_id, lines)
+    chain = _Chain(orch, settings, agents, parent_id, lines)
     async with asyncio.TaskGroup() as group_tasks:
         tasks = [
             group_tasks.create_task(chain.follow(start, handle))
@@ -111,6 +113,18 @@ class _FirstCall(TypedDict):
     cwd: str | None
 
 
+def agents_by_role(settings: Settings) -> dict[AgentRole, str]:
+    """``[returns] agents`` by role (short names such as ``qa`` accepted); a key that is
+    no role is :class:`InvalidConfig` naming it, before anything starts."""
+    agents: dict[AgentRole, str] = {}
+    for key, agent in settings.returns.agents.items():
+        try:
+            agents[role_of(key)] = agent
+        except UnknownRole as exc:
+            raise InvalidConfig(f"[returns] agents key {key[:80]!r}: {exc.message}") from None
+    return agents
+
+
 def _first_call(starts: Sequence[ChainStart], agent_id: str | None, cwd: str | None) -> _FirstCall:
     """One launch, or a batch: either way one call, checked whole before anything starts."""
     if len(starts) == 1:
@@ -132,6 +146,7 @@ def _first_call(starts: Sequence[ChainStart], agent_id: str | None, cwd: str | N
 class _Chain:
     orch: AgentOrchestrator
     settings: Settings
+    agents: dict[AgentRole, str]
     parent_id: str | None
     lines: list[str]
 
@@ -165,7 +180,7 @@ class _Chain:
                         launch.artifacts_session, launch.group_id
                     ),
                 )
-                agent = self.settings.returns.agents.get(launch.role.value, first_agent)
+                agent = self.agents.get(launch.role, first_agent)
                 try:
                     [handle] = await self.orch.delegate(
                         prompt=_next_task(start.prompt, launch, step, len(steps) + 1),

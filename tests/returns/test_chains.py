@@ -18,8 +18,8 @@ from chain_agents import AGENTS, chain_config, git_repo, role_rule
 
 from core.chains.report import ChainReport, StopReason
 from core.chains.runner import ChainStart, run_chains
-from core.config import ReturnsSettings, default_routes, load_settings
-from core.errors import InvalidRequest
+from core.config import ReturnsSettings, Settings, default_routes, load_settings
+from core.errors import InvalidConfig, InvalidRequest
 from core.events import ChainEnded, DelegateLaunched
 from core.models import Role
 from core.orchestrator import AgentOrchestrator
@@ -223,13 +223,7 @@ async def test_a_next_role_that_cannot_launch_stops_its_group_with_the_reason(
     tmp_path: Path,
 ) -> None:
     async with opened(tmp_path, returns="") as (orch, repo):
-        settings = orch.settings.model_copy(
-            update={
-                "returns": orch.settings.returns.model_copy(
-                    update={"agents": {**AGENTS, "tech_lead": "nobody"}}
-                )
-            }
-        )
+        settings = with_agents(orch, {**AGENTS, "tech_lead": "nobody"})
         report = await asyncio.wait_for(
             run_chains(
                 orch,
@@ -302,3 +296,38 @@ async def test_summary_lines_reach_the_primary_as_one_flat_line_each(tmp_path: P
         assert report.lines
         for line in report.lines:
             assert line.isprintable(), repr(line)
+
+
+def with_agents(orch: AgentOrchestrator, agents: dict[str, str]) -> Settings:
+    returns = orch.settings.returns.model_copy(update={"agents": agents})
+    return orch.settings.model_copy(update={"returns": returns})
+
+
+async def test_returns_agents_take_the_roles_short_names(tmp_path: Path) -> None:
+    short = {"qa": "qa-bot", "TL": "tl-bot", "pm": "pm-bot"}
+    async with opened(tmp_path) as (orch, repo):
+        report = await run_chains(
+            orch,
+            first=[("Build it", RoleLaunch(DEV, SESSION, "AUTH"))],
+            agent_id="dev-bot",
+            cwd=str(repo),
+            settings=with_agents(orch, short),
+        )
+
+        [group] = report.groups
+        assert group.reason is StopReason.END
+        runs = [await orch.get_run(s.run_id) for s in group.steps if s.run_id]
+        assert [r.agent_id for r in runs] == ["dev-bot", "qa-bot", "tl-bot", "pm-bot"]
+
+
+async def test_a_returns_agents_key_that_is_no_role_starts_nothing(tmp_path: Path) -> None:
+    async with opened(tmp_path) as (orch, repo):
+        with pytest.raises(InvalidConfig, match="wizard"):
+            await run_chains(
+                orch,
+                first=[("Build it", RoleLaunch(DEV, SESSION, "AUTH"))],
+                agent_id="dev-bot",
+                cwd=str(repo),
+                settings=with_agents(orch, {"wizard": "qa-bot"}),
+            )
+        assert await orch.list_runs() == []
