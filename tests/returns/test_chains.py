@@ -203,9 +203,10 @@ async def test_a_failed_run_stops_its_group_only(tmp_path: Path) -> None:
 
 
 async def test_groups_run_in_parallel(tmp_path: Path) -> None:
-    # AUTH's developer cannot finish before BILLING's tech lead has written its file:
-    # run one group after the other and this chain never ends.
-    gate = tmp_path / "repo" / handoff(TL, "BILLING")
+    # AUTH's developer cannot finish before BILLING's project manager has written its
+    # file (after BILLING's first three steps were reported): run one group after the
+    # other and this chain never ends.
+    gate = tmp_path / "repo" / handoff(PM, "BILLING")
     held = role_rule("developer", "READY_FOR_QA", when="/AUTH/handoffs/", gate=gate)
     async with opened(tmp_path, {"developer": [held]}) as (orch, repo):
         report = await chain(orch, repo, "AUTH", "BILLING")
