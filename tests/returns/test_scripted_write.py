@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import string
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,15 @@ content = '{"group": "{group}"}'
 def test_placeholder_names_are_identifiers() -> None:
     text = "".join("{" + c + "}" for c in string.punctuation if c not in "{}_")
     assert fill(text, {c: "X" for c in string.punctuation}) == text
+
+
+async def test_the_documented_example_writes_its_hand_off_file(tmp_path: Path) -> None:
+    docs = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+    section = docs.read_text(encoding="utf-8").split("## Scripted runner scripts")[1]
+    example = section.split("```toml")[1].split("```")[0]
+    r = ScriptedRunner("dev", "dev", Script.model_validate(tomllib.loads(example)), 0.0)
+
+    events = await events_of(r, "write your hand-off file `.delegate/g/h.json` first", tmp_path)
+
+    assert json.loads((tmp_path / ".delegate/g/h.json").read_text())["status"] == "READY_FOR_QA"
+    assert json.loads(reply_of(events))["summary"][2] == "tests pass"
