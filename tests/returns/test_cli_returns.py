@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chain_agents import chain_config, git_repo, role_rule
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import json_out, run_cli, write_config
@@ -684,3 +685,48 @@ def test_run_detached_with_a_role_answers_its_ids_and_its_worker_records_the_ret
         "READY_FOR_QA",
         "qa_expert",
     )
+
+
+# --- delegate run --role --chain ------------------------------------------------
+
+
+def test_run_chain_runs_each_role_to_the_end_one_line_per_step(tmp_path: Path) -> None:
+    data = chain_config(tmp_path / "data", {})
+    repo = git_repo(tmp_path / "repo")
+    chain = ["--data-dir", str(data), "run", "--cwd", str(repo), "--agent", "dev-bot",
+             "--role", "dev", "--group", "AUTH", "--chain"]  # fmt: skip
+
+    result = run_cli(*chain, "--artifacts-session", SESSION, "Implement AUTH", home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split(" | ")[0] for line in lines] == [
+        "🔨 Group AUTH [Developer]",
+        "✅ Group AUTH [QA]",
+        "👔 Group AUTH [TL]",
+        "🎉 Group AUTH [PM]",
+    ]
+    assert [line.rsplit(" → ", 1)[1] for line in lines] == [
+        "QA Expert",
+        "Tech Lead",
+        "Project Manager",
+        "end",
+    ]
+    assert f"artifacts session {SESSION}" in result.stderr
+    shown = _cli(data, "returns", "show", SESSION, "--json", cwd=tmp_path)
+    [auth] = shown["groups"]
+    assert auth["roles"] == ["developer", "qa_expert", "tech_lead", "project_manager"]
+    assert auth["state"] == "ended"
+    assert shown["lines"] == lines
+
+    # --json: the tool's chain answer. A group whose QA answers in prose stops there: exit 1.
+    prose = [role_rule("qa_expert", "PASS", reply="All 25 tests pass, ship it!")]
+    stopped_data = chain_config(tmp_path / "data2", {"qa_expert": prose})
+    answer = _cli(
+        stopped_data, *chain[2:], "--json", "Implement AUTH", cwd=tmp_path, code=1
+    )  # fmt: skip
+    assert answer["status"] == "ok"
+    [group] = answer["groups"]
+    assert group["reason"] == "invalid"
+    assert [s["status"] for s in group["steps"]] == ["READY_FOR_QA", "INVALID_RETURN"]
+    assert answer["lines"][-1].endswith("→ stop")
+    assert answer["artifacts_session"].startswith("crp-")
