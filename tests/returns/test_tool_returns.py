@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tool_agents import LINES, eventually, gate_of, make_repo, role_data_dir, shown
 
 from core.errors import InvalidRequest
@@ -367,3 +369,36 @@ async def test_a_planted_link_at_the_artifacts_folder_starts_nothing(
     assert "symbolic link" in response["error"]["message"]
     assert await orch.list_runs() == []
     assert list(elsewhere.iterdir()) == []
+
+
+_HOSTILE = st.one_of(
+    st.text(max_size=80),
+    st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,70}", fullmatch=True),
+    st.sampled_from(["..", ".", "../up", "a/b", "a\\b", "-rf", "a\0", "CON", "x" * 65, " A"]),
+)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(group=_HOSTILE, session=st.one_of(st.none(), _HOSTILE))
+async def test_no_hostile_id_lands_anywhere_but_its_own_folder(
+    orch: AgentOrchestrator, repo: Path, group: str, session: str | None
+) -> None:
+    request: dict[str, Any] = {"prompt": "x", "agent_id": "dev", "agent_role": "developer"}
+    request.update(group_id=group, cwd=str(repo))
+    if session is not None:
+        request["artifacts_session"] = session
+
+    response = await agent(orch, **request)
+
+    if response["status"] == "error":
+        assert response["error"]["code"] in {"artifact_id_unsafe", "invalid_request"}
+        return
+    artifacts = (repo / ".delegate" / "artifacts").resolve()
+    handoff = Path(response["handoff_file"])
+    assert handoff.resolve().is_relative_to(artifacts)
+    assert handoff.parent.parent.name == response["group_id"] == group
+    assert sorted(p.name for p in repo.iterdir()) == [".delegate", ".git"]
