@@ -1727,7 +1727,8 @@ class AgentOrchestrator:
         """The newest valid hand-off file of ``group`` in artifacts ``session``, with the
         role that wrote it: what the group's next role reads first."""
         for step in reversed(await self.store.returns.for_session(session, group)):
-            if step.rule is None and step.handoff_path:
+            # A registered file is one that was read valid when its return was recorded.
+            if step.rule is None and step.document_id is not None and step.handoff_path:
                 return step.role, step.handoff_path
         return None
 

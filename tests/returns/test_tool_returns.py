@@ -402,3 +402,24 @@ async def test_no_hostile_id_lands_anywhere_but_its_own_folder(
     assert handoff.resolve().is_relative_to(artifacts)
     assert handoff.parent.parent.name == response["group_id"] == group
     assert sorted(p.name for p in repo.iterdir()) == [".delegate", ".git"]
+
+
+async def test_an_invalid_return_is_no_hand_off_for_the_next_role(
+    orch: AgentOrchestrator, repo: Path
+) -> None:
+    dev = await agent(
+        orch, prompt="Add login.", agent_id="verbose-dev", agent_role="developer",
+        group_id="AUTH", cwd=str(repo),
+    )  # fmt: skip
+    assert dev["return"]["status"] == INVALID_RETURN
+
+    qa = await agent(
+        orch, prompt="Test login.", agent_id="qa", agent_role="qa_expert", group_id="AUTH",
+        artifacts_session=dev["artifacts_session"], cwd=str(repo),
+    )  # fmt: skip
+
+    assert PRIOR_HEADING not in await prompt_of(orch, qa["run_id"])
+    assert await orch.previous_handoff(dev["artifacts_session"], "AUTH") == (
+        AgentRole.QA_EXPERT,
+        qa["handoff_file"],
+    )
