@@ -172,3 +172,10 @@ def test_handoff_viewer_file_not_of_the_role(
         await _viewer(pilot, 9)
 
     assert snap_compare(make_app(returns_dir), terminal_size=(130, 30), run_before=run_before)
+
+
+def test_group_view_narrow(
+    snap_compare: SnapCompare, returns_dir: Path, make_app: AppFactory
+) -> None:
+    """Under 110 columns the sessions are listed over the groups."""
+    assert snap_compare(make_app(returns_dir), terminal_size=(80, 30), run_before=_groups)

@@ -227,7 +227,13 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
     ReturnGroupsScreen.-empty #returns-body { display: none; }
     ReturnGroupsScreen #returns-empty { display: none; }
     ReturnGroupsScreen.-empty #returns-empty { display: block; }
+    ReturnGroupsScreen.-narrow #returns-body { layout: vertical; }
+    ReturnGroupsScreen.-narrow #return-sessions {
+        width: 1fr; height: auto; max-height: 6; border-bottom: solid $primary;
+    }
     """
+    # Narrow terminals list the sessions over the groups, which keep the whole width.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="returns.back", tooltip="Back to the sessions"),
