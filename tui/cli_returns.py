@@ -39,7 +39,7 @@ def add_parser(subparsers: Any) -> None:
     write = _action(
         rsub,
         "write",
-        "validate a hand-off file and write it where the next role reads it",
+        "check a hand-off file against its role's schema; write it where the next role reads it",
         cmd_write,
     )
     _role(write, required=True)
@@ -150,6 +150,12 @@ def step_json(step: ReturnStep, display: str) -> dict[str, Any]:
     }
 
 
+def _file_json(paths: GroupPaths, role: AgentRole) -> dict[str, str]:
+    """A role's hand-off file: its path (as a step records it) and the one a prompt names."""
+    path = paths.handoff_file(role)
+    return {"handoff_file": str(path), "relative": paths.relative(path)}
+
+
 def _step_display(step: ReturnStep) -> str:
     from core.returns.display import display_line
     from core.returns.registry import answer_of
@@ -180,8 +186,7 @@ async def cmd_write(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                 "agent_role": role.value,
                 "artifacts_session": paths.session,
                 "group_id": paths.group,
-                "path": str(path),
-                "handoff_file": relative,
+                **_file_json(paths, role),
                 "handoff_status": handoff.status,
                 "document_id": document,
             }
@@ -391,7 +396,6 @@ async def cmd_prompt(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     role = role_of(args.agent)
     previous_role = role_of(args.previous) if args.previous else None
     paths = _group_paths(args)
-    handoff = paths.relative(paths.handoff_file(role))
     previous = None
     if previous_role is not None:
         previous = (previous_role, paths.relative(paths.handoff_file(previous_role)))
@@ -404,10 +408,10 @@ async def cmd_prompt(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                 "agent_role": role.value,
                 "artifacts_session": paths.session,
                 "group_id": paths.group,
-                "handoff_file": handoff,
+                **_file_json(paths, role),
                 "previous": (
-                    {"agent_role": previous[0].value, "handoff_file": previous[1]}
-                    if previous is not None
+                    {"agent_role": previous_role.value, **_file_json(paths, previous_role)}
+                    if previous_role is not None
                     else None
                 ),
                 "text": text,

@@ -114,8 +114,8 @@ def test_write_puts_a_valid_file_where_the_next_role_reads_it_and_registers_it(
         cwd=repo / "src",
     )  # fmt: skip
     target = repo / ".delegate/artifacts" / SESSION / "AUTH/handoffs/handoff_developer.json"
-    assert Path(written["path"]) == target
-    assert written["handoff_file"] == target.relative_to(repo).as_posix()
+    assert Path(written["handoff_file"]) == target
+    assert written["relative"] == target.relative_to(repo).as_posix()
     assert written["agent_role"] == "developer"
     assert written["artifacts_session"] == SESSION
     assert written["group_id"] == "AUTH"
@@ -137,7 +137,7 @@ def test_write_puts_a_valid_file_where_the_next_role_reads_it_and_registers_it(
         "--file", "-", "--cwd", str(repo), "--json",
         cwd=tmp_path, stdin=json.dumps(qa),
     )  # fmt: skip
-    assert Path(other["path"]) == target.with_name("handoff_qa_expert.json")
+    assert Path(other["handoff_file"]) == target.with_name("handoff_qa_expert.json")
     assert other["document_id"] != written["document_id"]
 
     plain = run_cli(
@@ -425,10 +425,12 @@ def test_prompt_prints_the_protocol_sections_with_the_groups_paths(tmp_path: Pat
         cwd=repo / "src",
     )  # fmt: skip
     assert qa["agent_role"] == "qa_expert"
-    assert qa["handoff_file"] == f"{handoffs}/handoff_qa_expert.json"
+    assert qa["handoff_file"] == str(repo / handoffs / "handoff_qa_expert.json")
+    assert qa["relative"] == f"{handoffs}/handoff_qa_expert.json"
     assert qa["previous"] == {
         "agent_role": "developer",
-        "handoff_file": f"{handoffs}/handoff_developer.json",
+        "handoff_file": str(repo / handoffs / "handoff_developer.json"),
+        "relative": f"{handoffs}/handoff_developer.json",
     }
     text = qa["text"]
     assert text.index("Prior Agent Handoff") < text.index("Handoff Protocol")
