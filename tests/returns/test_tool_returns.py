@@ -3,6 +3,7 @@ compact response (never the delegate's text), and what the launch refuses."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -15,6 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tool_agents import LINES, eventually, gate_of, make_repo, role_data_dir, shown
 
+from core.config import Settings
+from core.detached import GoMessage
 from core.errors import InvalidRequest
 from core.events import ReturnAccepted, ReturnRejected
 from core.models import RunStatus
@@ -423,3 +426,16 @@ async def test_an_invalid_return_is_no_hand_off_for_the_next_role(
         AgentRole.QA_EXPERT,
         qa["handoff_file"],
     )
+
+
+def test_the_go_message_carries_the_role_to_the_worker() -> None:
+    previous = (AgentRole.DEVELOPER, ".delegate/artifacts/s/A/handoffs/handoff_developer.json")
+    launch = RoleLaunch(AgentRole.QA_EXPERT, "s", "A", previous)
+    go = GoMessage("r1", Settings(), "/tmp", 1, 0, role=launch)
+
+    assert GoMessage.decode(go.encode()).role == launch
+    assert GoMessage.decode(dataclasses.replace(go, role=None).encode()).role is None
+    raw = json.loads(go.encode())
+    raw["role"]["role"] = "wizard"
+    with pytest.raises(ValueError, match="malformed go message"):
+        GoMessage.decode(json.dumps(raw).encode())
