@@ -17,7 +17,7 @@ from core.models import AgentRequest, Run, RunKind, SessionScope, SessionsReques
 from core.orchestrator import AgentOrchestrator, RunHandle, validate
 from core.redact import redact_data
 from core.returns.display import display_line
-from core.returns.launch import step_display
+from core.returns.launch import repo_relative, step_display
 from core.returns.model import ReturnRule, ReturnStep, RoleLaunch
 from core.returns.parse import rejected
 from core.returns.paths import check_artifact_id, new_artifacts_session
@@ -256,7 +256,8 @@ def return_payload(
     body.update(
         {"return": {"status": step.status, "summary": list(step.summary)}},
         next_role=step.next_role,
-        handoff_file=step.handoff_path,
+        # As the prompts name it: relative to the repository root (and short).
+        handoff_file=repo_relative(step.handoff_path) if step.handoff_path else None,
         display=step_display(step),
     )
     if step.rule is not None:

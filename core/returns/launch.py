@@ -13,15 +13,16 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from core.documents.safe_files import DELEGATE_DIR
 from core.errors import InvalidRequest
 from core.events import ReturnAccepted, ReturnRejected
 from core.models import Run, RunStatus
 from core.returns.display import display_line
 from core.returns.model import CompactReturn, ParsedReturn, ReturnRule, ReturnStep, RoleLaunch
 from core.returns.parse import parse_return, rejected
-from core.returns.paths import GroupPaths, ensure, group_paths
+from core.returns.paths import ARTIFACTS_DIR, GroupPaths, ensure, group_paths
 from core.returns.prompt import role_prompt
 from core.returns.registry import record_return
 from core.returns.routing import Routes
@@ -112,6 +113,16 @@ async def record_judged(
         conversation_id=run.conversation_id,
         now=now,
     )
+
+
+def repo_relative(handoff_path: str) -> str:
+    """A recorded hand-off path as prompts name it: from ``.delegate/artifacts/`` on,
+    relative to the repository root (the layout fixes where that starts)."""
+    parts = PurePosixPath(handoff_path).parts
+    for start in range(len(parts) - 2, -1, -1):
+        if parts[start : start + 2] == (DELEGATE_DIR, ARTIFACTS_DIR):
+            return "/".join(parts[start:])
+    return handoff_path
 
 
 def step_display(step: ReturnStep) -> str:

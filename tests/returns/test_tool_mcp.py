@@ -48,7 +48,12 @@ async def test_a_role_batch_through_the_mcp_server_answers_compact_returns(
         "READY_FOR_QA",
         "qa_expert",
     )
-    assert Path(good["handoff_file"]).is_file()
+    assert good[
+        "handoff_file"
+    ] == ".delegate/artifacts/{}/AUTH/handoffs/handoff_developer.json".format(
+        good["artifacts_session"]
+    )
+    assert (repo / good["handoff_file"]).is_file()
     assert (verbose["return"]["status"], verbose["next_role"]) == (INVALID_RETURN, None)
     # The verbose report stayed in its session: the primary got three lines about it.
     assert "Implementation Complete" not in block.text

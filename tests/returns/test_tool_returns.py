@@ -22,6 +22,7 @@ from core.errors import InvalidRequest
 from core.events import ReturnAccepted, ReturnRejected
 from core.models import RunStatus
 from core.orchestrator import AgentOrchestrator
+from core.returns.launch import repo_relative
 from core.returns.model import INVALID_RETURN, AgentRole, RoleLaunch
 from core.returns.prompt import PRIOR_HEADING, PROTOCOL_HEADING
 from core.tools import call_tool, delegate_sessions
@@ -79,7 +80,8 @@ async def test_a_role_launch_answers_its_compact_return_and_never_its_text(
     }
     assert response["next_role"] == "qa_expert"
     session = response["artifacts_session"]
-    assert response["handoff_file"].endswith(
+    # As the prompt names it: relative to the repository root.
+    assert response["handoff_file"] == (
         f".delegate/artifacts/{session}/AUTH/handoffs/handoff_developer.json"
     )
     assert response["display"].endswith(
@@ -401,7 +403,7 @@ async def test_no_hostile_id_lands_anywhere_but_its_own_folder(
         assert response["error"]["code"] in {"artifact_id_unsafe", "invalid_request"}
         return
     artifacts = (repo / ".delegate" / "artifacts").resolve()
-    handoff = Path(response["handoff_file"])
+    handoff = repo / response["handoff_file"]
     assert handoff.resolve().is_relative_to(artifacts)
     assert handoff.parent.parent.name == response["group_id"] == group
     assert sorted(p.name for p in repo.iterdir()) == [".delegate", ".git"]
@@ -422,10 +424,8 @@ async def test_an_invalid_return_is_no_hand_off_for_the_next_role(
     )  # fmt: skip
 
     assert PRIOR_HEADING not in await prompt_of(orch, qa["run_id"])
-    assert await orch.previous_handoff(dev["artifacts_session"], "AUTH") == (
-        AgentRole.QA_EXPERT,
-        qa["handoff_file"],
-    )
+    previous = await orch.previous_handoff(dev["artifacts_session"], "AUTH")
+    assert previous == (AgentRole.QA_EXPERT, str(repo.resolve() / qa["handoff_file"]))
 
 
 def test_the_go_message_carries_the_role_to_the_worker() -> None:
@@ -439,3 +439,18 @@ def test_the_go_message_carries_the_role_to_the_worker() -> None:
     raw["role"]["role"] = "wizard"
     with pytest.raises(ValueError, match="malformed go message"):
         GoMessage.decode(json.dumps(raw).encode())
+
+
+_FILE = ".delegate/artifacts/s/G/handoffs/handoff_qa_expert.json"
+
+
+@pytest.mark.parametrize(
+    ("recorded", "shown_as"),
+    [
+        (f"/r/{_FILE}", _FILE),
+        (f"/a/.delegate/artifacts/x/{_FILE}", _FILE),  # the last one names the session
+        ("/elsewhere/h.json", "/elsewhere/h.json"),
+    ],
+)
+def test_a_hand_off_path_is_answered_from_the_repository_root(recorded: str, shown_as: str) -> None:
+    assert repo_relative(recorded) == shown_as

@@ -102,7 +102,8 @@ def role_data_dir(tmp_path: Path) -> Path:
 
 def shown(repo: Path, handoff_file: str) -> str:
     """A hand-off file as prompts name it: relative to the repository root."""
-    return Path(handoff_file).relative_to(repo.resolve()).as_posix()
+    path = Path(handoff_file)
+    return path.relative_to(repo.resolve()).as_posix() if path.is_absolute() else handoff_file
 
 
 def make_repo(tmp_path: Path) -> Path:
