@@ -17,6 +17,7 @@ pytestmark = pytest.mark.bench
 FIGURES = [
     "cold start, first rows on screen",
     "cold start, whole corpus indexed",
+    "ccusage daily --json --offline: could not measure: --no-peers",
     "cold import report",
     "cold start, first row shown is the newest session of the corpus",
     "bare Textual floor (DataTable, 50 rows), first rows on screen",
@@ -32,7 +33,6 @@ FIGURES = [
     "tmux, codex resume --all, cold: could not measure",
     "tmux, codex resume --all, warm: could not measure",
     "tmux, claude --resume: could not measure",
-    "ccusage daily --json: could not measure",
     "result:",
 ]
 
@@ -51,3 +51,6 @@ def test_smoke_benchmark_prints_every_figure(tmp_path: Path) -> None:
     for figure in FIGURES:
         assert any(ln.startswith(figure) for ln in lines), f"missing {figure!r} in:\n{text}"
     assert "-> BAD" not in text
+    # The load average beside each figure; the floor's ratio beside ours.
+    assert all("load " in ln for ln in lines if ln.startswith(("cold start, whole", "warm start")))
+    assert "of the floor" in text
