@@ -571,8 +571,9 @@ def test_run_with_a_role_prints_its_display_line_never_its_reply(tmp_path: Path)
         " | 15 tests pass → QA Expert"
     ]
     assert f"as developer of group AUTH in artifacts session {SESSION}" in dev.stderr
-    handoff = repo / ".delegate/artifacts" / SESSION / "AUTH/handoffs/handoff_developer.json"
-    assert f"hand-off: {handoff}" in dev.stderr
+    relative = f".delegate/artifacts/{SESSION}/AUTH/handoffs/handoff_developer.json"
+    assert f"hand-off: {relative}" in dev.stderr  # as prompts name it: from the repo root
+    handoff = repo / relative
     assert "Reasoning for group AUTH" in handoff.read_text(encoding="utf-8")
     assert "Reasoning" not in dev.stdout + dev.stderr  # the details stay in the file
 
