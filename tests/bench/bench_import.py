@@ -26,6 +26,8 @@ Usage::
     uv run python tests/bench/bench_import.py --smoke          # seconds, for CI
     uv run python tests/bench/bench_import.py --work-dir DIR   # keep the corpus for reruns
     uv run python tests/bench/bench_import.py --smoke --no-peers   # CI: no ccusage
+    uv run python tests/bench/bench_import.py --codex-state CODEX_HOME/state_5.sqlite
+        # also a first page of 50 from Codex's own thread index, beside our store's
 
 The corpus is written just before it is read, so "cold" means an empty store,
 not an empty page cache.
@@ -195,7 +197,14 @@ async def app_import(store: Path, claude: Path, codex: Path) -> tuple[float, Any
 
 
 async def run(
-    work: Path, copies: int, big_mb: int, rescans: int, rounds: int, peers: bool, out: Out
+    work: Path,
+    copies: int,
+    big_mb: int,
+    rescans: int,
+    rounds: int,
+    peers: bool,
+    out: Out,
+    codex_state: Path | None = None,
 ) -> int:
     out(
         f"machine: {os.cpu_count()} cores (nproc), Python {sys.version.split()[0]};"
@@ -281,7 +290,10 @@ async def run(
             t = time.perf_counter()
             page = await orch.list_sessions(50)
             samples.append(time.perf_counter() - t)
-        out(f"list_sessions first page (limit 50) after import: {_stats(samples)}")
+        out(
+            f"list_sessions first page (limit 50) after import: {_stats(samples)};"
+            f" {bench_peers.load_now()}"
+        )
         total = await orch.count_sessions()
         out(f"sessions reachable: {total:,}; store {orch.store.path.stat().st_size / 1e6:.1f} MB")
         if len(page.sessions) != min(50, total):
@@ -335,8 +347,56 @@ async def run(
         out(f"preview, an older page of 20 via cursor: {_stats(samples)}")
     finally:
         await orch.close()
+    if codex_state is not None:
+        await compare_codex_index(data_dir, codex_state, out)
     out("done")
     return 0
+
+
+CODEX_FIRST_PAGE = (
+    "SELECT id, rollout_path, recency_at_ms, cwd, title, tokens_used, git_branch"
+    " FROM threads WHERE archived = 0 AND preview <> ''"
+    " ORDER BY recency_at_ms DESC, id DESC LIMIT 50"
+)
+
+
+async def compare_codex_index(data_dir: Path, state_db: Path, out: Out) -> None:
+    """A first page of 50 from a closed database: our store vs Codex's thread index.
+
+    Interleaved; each sample opens the database, reads 50 rows and closes it.
+    ``state_db`` is the ``state_N.sqlite`` a ``codex`` run left in its home.
+    """
+    import sqlite3
+
+    ours: list[float] = []
+    theirs: list[float] = []
+    load = bench_peers.Load()
+    rows: list[Any] = []
+    for _ in range(20):
+        load.note()
+        t = time.perf_counter()
+        orch = await AgentOrchestrator.open(data_dir)
+        try:
+            await orch.list_sessions(50)
+        finally:
+            await orch.close()
+        ours.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        con = sqlite3.connect(f"file:{state_db}?mode=ro", uri=True)
+        try:
+            rows = con.execute(CODEX_FIRST_PAGE).fetchall()
+            threads = con.execute("SELECT count(*) FROM threads").fetchone()[0]
+        finally:
+            con.close()
+        theirs.append(time.perf_counter() - t)
+    out(
+        f"first page of 50 from a closed database, Codex's thread index ({threads:,} threads,"
+        f" {len(rows)} rows): {_stats(theirs)}; {load}"
+    )
+    out(
+        f"first page of 50 from a closed database, our store (open, list, close): {_stats(ours)};"
+        f" {bench_peers.paired_ratio(ours, theirs)} of Codex's index; {load}"
+    )
 
 
 def main(argv: list[str] | None = None, out: Out = print) -> int:
@@ -348,6 +408,9 @@ def main(argv: list[str] | None = None, out: Out = print) -> int:
     parser.add_argument("--rescans", type=int, default=10)
     parser.add_argument("--rounds", type=int, help="cold imports of each kind (3; smoke 1)")
     parser.add_argument("--no-peers", action="store_true", help="skip ccusage")
+    parser.add_argument(
+        "--codex-state", type=Path, help="a state_N.sqlite of Codex: time its first page too"
+    )
     args = parser.parse_args(argv)
     copies, big_mb, rescans = args.copies, args.big_mb, args.rescans
     if args.smoke:
@@ -356,9 +419,11 @@ def main(argv: list[str] | None = None, out: Out = print) -> int:
     peers = not args.no_peers
     if args.work_dir is not None:
         args.work_dir.mkdir(parents=True, exist_ok=True)
-        return asyncio.run(run(args.work_dir, copies, big_mb, rescans, rounds, peers, out))
+        work = args.work_dir
+        return asyncio.run(run(work, copies, big_mb, rescans, rounds, peers, out, args.codex_state))
     with tempfile.TemporaryDirectory(prefix="delegate-import-bench-") as tmp:
-        return asyncio.run(run(Path(tmp), copies, big_mb, rescans, rounds, peers, out))
+        work = Path(tmp)
+        return asyncio.run(run(work, copies, big_mb, rescans, rounds, peers, out, args.codex_state))
 
 
 if __name__ == "__main__":
