@@ -127,8 +127,6 @@ from core.runners import (
 )
 from core.runners.base import Runner, closing
 from core.runners.subprocess import on_process_started, stop_orphan
-from core.search.parser import parse_query
-from core.search.querying import SessionSearch
 from core.store import (
     HistoryEvents,
     NewCheckpoint,
@@ -803,6 +801,11 @@ class AgentOrchestrator:
             SessionsRequest,
             {"operation": "search", "query": query, "limit": limit, "cursor": cursor},
         )
+        # Deferred: the panel's first frame lists without searching; core.search loads
+        # on the first search (tests/test_startup_imports.py keeps it so).
+        from core.search.parser import parse_query
+        from core.search.querying import SessionSearch
+
         parsed = parse_query(query)
         return await SessionSearch(self.store.db).page(
             parsed, request.limit or limit, request.cursor, scope

@@ -5,18 +5,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.widgets import Input, TextArea
 
 from core.clock import Clock, system_clock
 from core.config import Settings
 from core.errors import DelegateError
 from core.orchestrator import AgentOrchestrator
-from core.supervisor import Supervisor
 from tui.list_scope import ListScope
 from tui.live import LOG_FILENAME, Supervision, log_core_to
 from tui.modals.confirm_quit import ConfirmQuit
@@ -26,7 +24,11 @@ from tui.widgets.background_import import ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS
 from tui.widgets.filter_bar import DEBOUNCE_SECONDS
 from tui.widgets.preview import QUIET_SECONDS
+from tui.widgets.session_list import SessionList
 from tui.workers import WorkFailed
+
+if TYPE_CHECKING:
+    from core.supervisor import Supervisor
 
 OrchestratorFactory = Callable[[], Awaitable[AgentOrchestrator]]
 
@@ -84,6 +86,7 @@ class DelegateApp(App[None]):
         self._undo_seconds = undo_seconds
         self.cursor_blink = cursor_blink
         self.orchestrator: AgentOrchestrator | None = None
+        self._supervise_after_first_page = False
         if settings is not None and settings.keymap:
             self.set_keymap(settings.keymap)
 
@@ -109,14 +112,27 @@ class DelegateApp(App[None]):
                 ),
             )
         )
-        if self._supervision is not None:
-            # The picker listens on the bus by now: it hears the first watch status.
-            self.supervisor = self._supervision.build(self.orchestrator, self._import_sources)
-            self.run_worker(self._start_supervisor(self.supervisor), exit_on_error=False)
+        # The supervisor starts once the first page is on screen (see _first_page).
+        self._supervise_after_first_page = self._supervision is not None
         # What is loaded by now (modules, styles, the picker) lives as long as the app:
         # keep it out of the full collections the garbage collector runs while the
         # user scrolls, which would otherwise stall a frame for tens of milliseconds.
         gc.freeze()
+
+    @on(SessionList.Loaded)
+    def _first_page(self, event: SessionList.Loaded) -> None:
+        """Start watching once the picker's first page is loaded, after the frame that
+        shows it: the watcher's imports and threads never delay the first rows."""
+        if event.first and self._supervise_after_first_page:
+            self._supervise_after_first_page = False
+            self.call_after_refresh(self._supervise)
+
+    def _supervise(self) -> None:
+        if self._supervision is None or self.orchestrator is None:
+            return  # quitting already
+        # The picker listens on the bus by now: it hears the first watch status.
+        self.supervisor = self._supervision.build(self.orchestrator, self._import_sources)
+        self.run_worker(self._start_supervisor(self.supervisor), exit_on_error=False)
 
     async def _start_supervisor(self, supervisor: Supervisor) -> None:
         """Start watching; a store that cannot be watched leaves the panel as it was
@@ -194,8 +210,11 @@ class DelegateApp(App[None]):
 
     @on(events.DescendantFocus)
     def _steady_cursor(self, event: events.DescendantFocus) -> None:
-        if not self.cursor_blink and isinstance(event.widget, Input | TextArea):
-            event.widget.cursor_blink = False
+        # Any widget with a text cursor (Input, TextArea): naming TextArea here would
+        # import it, and its document support, before the first frame.
+        widget = event.widget
+        if not self.cursor_blink and hasattr(widget, "cursor_blink"):
+            widget.cursor_blink = False
 
 
 def create_app(

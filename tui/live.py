@@ -13,9 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from core.orchestrator import AgentOrchestrator
-from core.supervisor import Supervisor
+if TYPE_CHECKING:
+    from core.orchestrator import AgentOrchestrator
+    from core.supervisor import Supervisor
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,10 @@ class Supervision:
     ) -> Supervisor:
         """A supervisor over ``orchestrator``; ``transcripts`` = ``(claude_dir, codex_dir)``
         to watch (None dirs: their defaults), or None to watch only the store."""
+        # Deferred: the supervisor's watcher (watchfiles, multiprocessing) and the importer
+        # load after the panel's first page is on screen, not before its first frame.
+        from core.supervisor import Supervisor
+
         claude_dir, codex_dir = transcripts or (None, None)
         return Supervisor(
             orchestrator,

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import events, getters, on, work
@@ -27,9 +27,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from core.capsules.launch import CapsuleAcceptance
 from core.clock import Clock, system_clock
-from core.continuation.service import Continuation
 from core.errors import (
     CapsuleHasSecrets,
     CapsuleRefused,
@@ -49,7 +47,6 @@ from core.models import (
 )
 from core.orchestrator import AgentOrchestrator
 from core.reopen import ReopenPlan, opens_interactively, reopen_plan, run_attached
-from core.search.parser import as_typed
 from tui import formatting as fmt
 from tui.bridge import (
     HistoryPosted,
@@ -69,14 +66,11 @@ from tui.live import polling_note
 from tui.modals.confirm_capsule import ConfirmCapsuleLaunch
 from tui.modals.confirm_dismiss import DEPENDANTS_SHOWN, ConfirmDismiss, ConfirmPurge
 from tui.modals.confirm_stop import ConfirmStop
-from tui.modals.follow_up import FollowUpPrompt
 from tui.modals.help import HelpScreen, help_rows
-from tui.modals.new_delegate import LaunchRequest, NewDelegate, agent_choices, default_choice
 from tui.modals.other_folder import OtherFolder
 from tui.modals.rename import RenameSession
 from tui.return_panel import artifacts_session_of
 from tui.safe_text import first_line
-from tui.screens.conversation import ConversationScreen
 from tui.widgets.background_import import BackgroundImport, ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS, Dismissals
 from tui.widgets.filter_bar import DEBOUNCE_SECONDS, FilterBar
@@ -87,6 +81,10 @@ from tui.widgets.preview import QUIET_SECONDS, PreviewPane
 from tui.widgets.session_list import PAGE_SIZE, SessionList
 from tui.widgets.status_panel import FULLEST_SHOWN, StatusPanel, WaitingHandoff
 from tui.workers import ForwardsWorkerErrors
+
+if TYPE_CHECKING:
+    from core.capsules.launch import CapsuleAcceptance
+    from tui.modals.new_delegate import LaunchRequest
 
 __all__ = ["UNDO_SECONDS", "ImportRoots", "SessionPickerScreen"]
 
@@ -454,6 +452,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         if query and cursor is None and (named := await self._session_named(query)):
             return SearchPage(results=[SearchResult(session=named)], next_cursor=None)
         if query:
+            # Deferred: the first frame lists without a query (core.search loads on a search).
+            from core.search.parser import as_typed
+
             # A search looks inside sub-agents too: a phrase only a sub-agent said
             # lists that sub-agent (marked ↳), not nothing.
             within = self.scope.session_scope().model_copy(update={"top_level": False})
@@ -773,6 +774,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         if opens_interactively(session, self.orchestrator.settings):
             self._open_in_cli(session)
             return
+        # Deferred: the conversation screen draws Markdown, which the first frame never needs.
+        from tui.screens.conversation import ConversationScreen
+
         self.app.push_screen(
             ConversationScreen(
                 self.orchestrator, session, clock=self.clock, quiet_s=self.run_quiet_seconds
@@ -891,6 +895,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     @work(group="open", exclusive=True, name="opening the hand-off", exit_on_error=False)
     async def _open_handoff(self, document_id: str) -> None:
         """The agent's CLI, interactively, the hand-off as its first prompt."""
+        from core.continuation.service import Continuation  # deferred: see _continue_here
+
         try:
             plan = await Continuation(self.orchestrator).interactive_plan(document_id)
         except DelegateError as exc:
@@ -901,6 +907,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     @work(group="runs", name="continuing the hand-off", exit_on_error=False)
     async def _continue_here(self, waiting: WaitingHandoff) -> None:
         """delegate's own agents: a new session primed with the hand-off, linked to the old."""
+        # Deferred: hand-offs (their documents, git facts) load when one is continued,
+        # not before the panel's first frame.
+        from core.continuation.service import Continuation
+
         self.notify("Continuing the hand-off in a new session…", timeout=3)
         try:
             successor = await Continuation(self.orchestrator).continue_from(
@@ -934,6 +944,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         def sent(prompt: str | None) -> None:
             if prompt is not None:
                 self._refresh_session_soon(cid)
+
+        # Deferred, as every modal with a text area: TextArea (its document, its
+        # syntax support) is not part of the first frame.
+        from tui.modals.follow_up import FollowUpPrompt
 
         self.app.push_screen(FollowUpPrompt(session, check=check, send=send), sent)
 
@@ -977,6 +991,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     # --- new delegate ----------------------------------------------------
 
     def action_new_delegate(self) -> None:
+        # Deferred: the form's TextArea and runner lookup are not part of the first frame.
+        from tui.modals.new_delegate import NewDelegate, agent_choices, default_choice
+
         settings = self.orchestrator.settings
         cwd = str(self.launch_cwd or Path.cwd())
         choices = agent_choices(settings)
@@ -1001,6 +1018,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                 accept=accept,
             )
         except (StaleCapsule, CapsuleHasSecrets) as exc:
+            from core.capsules.launch import CapsuleAcceptance
+
             self._ask_to_accept(request, accept or CapsuleAcceptance(), exc)
             return
         except DelegateError as exc:

@@ -9,14 +9,17 @@ interprets Rich markup, so transcript text cannot style or move the screen.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.text import Text
 
 from core.models import Message, Role
 from tui import formatting as fmt
 from tui.safe_text import clip_lines, first_line, visible
+
+if TYPE_CHECKING:
+    from rich.markdown import Markdown
 
 MAX_MESSAGE_LINES = 12
 """A message longer than this is cut in the preview until it is expanded (ctrl+o)."""
@@ -30,19 +33,22 @@ ROLE_STYLES = {
 QUIET = "dim"
 
 
-class LinesKeptMarkdown(Markdown):
+def lines_kept_markdown(markup: str) -> Markdown:
     """Rich's Markdown, except that a single newline is a line break, not a space.
 
     Chat text is written line by line; CommonMark's soft breaks would join a
     list typed without blank lines, or a prompt's two lines, into one.
     """
+    # Deferred: rich.markdown pulls in markdown_it and pygments, which the panel's
+    # first frame (the list) never needs; the first message drawn pays for them.
+    from rich.markdown import Markdown
 
-    def __init__(self, markup: str) -> None:
-        super().__init__(markup)
-        for token in self.parsed:
-            for child in token.children or ():
-                if child.type == "softbreak":
-                    child.type = "hardbreak"
+    markdown = Markdown(markup)
+    for token in markdown.parsed:
+        for child in token.children or ():
+            if child.type == "softbreak":
+                child.type = "hardbreak"
+    return markdown
 
 
 def _where(number: int | None, message: Message, now: datetime) -> str:
@@ -89,7 +95,7 @@ def message_renderable(
     body, hidden = (text, 0) if expanded else clip_lines(text, MAX_MESSAGE_LINES)
     parts: list[RenderableType] = [
         label,
-        LinesKeptMarkdown(body) if body.strip() else Text("(empty)", "dim italic"),
+        lines_kept_markdown(body) if body.strip() else Text("(empty)", "dim italic"),
     ]
     if hidden:
         parts.append(Text(f"… {hidden} more lines · ctrl+o shows them", "dim italic"))

@@ -1,0 +1,149 @@
+"""The panel's first frame imports only what it draws.
+
+A real subprocess opens the panel (headless) over a store that already holds a
+session, with the background import and the supervisor on as ``delegate`` runs
+them, and records ``sys.modules`` at the first frame that shows rows. What that
+frame does not need (the Markdown renderer, the tokenizer, gitpython, the import's
+process pool, search, the MCP server, HTTP) must load later, if ever: each would
+only delay the first rows. Behaviour, not timing: the figures are in
+``tests/bench/bench_startup.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Modules (and every submodule of them) the first frame must not have imported.
+NOT_BEFORE_FIRST_FRAME = (
+    "tiktoken",  # token counts: only for runs and context estimates
+    "git",  # gitpython
+    "markdown_it",  # the Markdown renderer, as rich and textual use it
+    "rich.markdown",
+    "textual.widgets._markdown",
+    "multiprocessing",  # the import's worker pool (and watchfiles' process support)
+    "concurrent.futures.process",
+    "core.search",  # search: the first frame lists without a query
+    "mcp",
+    "httpx",
+)
+
+SESSION = "aaaaaaaa-0000-4000-8000-0000000000f1"
+
+PROBE = r"""
+import asyncio, json, sys
+from pathlib import Path
+
+from tui.app import create_app
+from tui.widgets.session_list import SessionList
+
+data_dir, claude_dir, codex_dir = map(Path, sys.argv[1:4])
+app = create_app(data_dir, import_sources=(claude_dir, codex_dir))
+seen = {}
+original = app._display  # every frame Textual shows goes through here
+
+
+def display(screen, renderable):
+    original(screen, renderable)
+    if renderable is None or "first" in seen:
+        return
+    try:
+        listed = app.screen.query_one(SessionList)
+    except Exception:  # the picker is not mounted yet
+        return
+    if listed.sessions and listed.display:
+        seen["first"] = sorted(sys.modules)
+
+
+app._display = display
+
+
+async def main():
+    async with app.run_test(size=(120, 36)) as pilot:
+        for _ in range(2000):
+            if "first" in seen:
+                break
+            await asyncio.sleep(0.01)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        seen["later"] = sorted(sys.modules)
+
+
+asyncio.run(main())
+print(json.dumps(seen))
+"""
+
+
+def _transcript(session: str) -> str:
+    def line(kind: str, n: int, message: dict[str, object]) -> str:
+        return json.dumps(
+            {
+                "parentUuid": None,
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": "/work/app",
+                "sessionId": session,
+                "version": "2.1.42",
+                "gitBranch": "main",
+                "type": kind,
+                "uuid": f"{session[:8]}-{n:06d}",
+                "timestamp": f"2026-11-21T20:00:{n:02d}.000Z",
+                "message": message,
+            }
+        )
+
+    return (
+        "\n".join(
+            [
+                line("user", 1, {"role": "user", "content": "# Plan\n\n- list the **files**"}),
+                line(
+                    "assistant",
+                    2,
+                    {
+                        "id": "msg-1",
+                        "model": "claude-sonnet-4-5",
+                        "role": "assistant",
+                        "type": "message",
+                        "content": [{"type": "text", "text": "Done:\n\n```py\nprint(1)\n```"}],
+                    },
+                ),
+            ]
+        )
+        + "\n"
+    )
+
+
+def _run(*argv: str) -> str:
+    done = subprocess.run(
+        [sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def _loaded(modules: list[str], name: str) -> bool:
+    return any(m == name or m.startswith(name + ".") for m in modules)
+
+
+def test_first_frame_imports_nothing_it_does_not_draw(tmp_path: Path) -> None:
+    claude, codex, data = tmp_path / "claude", tmp_path / "codex", tmp_path / "data"
+    project = claude / "projects" / "-work-app"
+    project.mkdir(parents=True)
+    codex.mkdir()
+    (project / f"{SESSION}.jsonl").write_text(_transcript(SESSION))
+    # A store that already holds the session: the panel's warm start.
+    _run("-m", "tui.cli", "--data-dir", str(data), "import", "--claude-dir", str(claude),
+         "--codex-dir", str(codex))  # fmt: skip
+
+    seen = json.loads(_run("-c", PROBE, str(data), str(claude), str(codex)))
+
+    assert "first" in seen, "no frame showed the imported session"
+    early = [name for name in NOT_BEFORE_FIRST_FRAME if _loaded(seen["first"], name)]
+    assert early == [], f"imported before the first frame with rows: {early}"
+    # The deferred work did run, after that frame: the re-scan and the preview's Markdown.
+    assert _loaded(seen["later"], "core.sources.importer")
+    assert _loaded(seen["later"], "rich.markdown")
