@@ -24,7 +24,7 @@ from core.events import ChainEnded
 from core.models import Run, RunStatus
 from core.orchestrator import AgentOrchestrator, RunHandle
 from core.returns.display import display_line
-from core.returns.launch import step_display
+from core.returns.launch import repo_relative, step_display
 from core.returns.model import (
     END,
     INVALID_RETURN,
@@ -223,8 +223,11 @@ class _Chain:
             next_role=recorded.next_role,
             run_id=run.run_id,
             conversation_id=run.conversation_id,
-            # only a file the step registered: an invalid one may have written none
-            handoff_file=recorded.handoff_path if recorded.document_id else None,
+            # only a file the step registered: an invalid one may have written none; named
+            # from the repository root, as prompts and a single role launch's answer name it
+            handoff_file=repo_relative(recorded.handoff_path)
+            if recorded.handoff_path and recorded.document_id
+            else None,
             line=step_display(recorded),
         )
 
