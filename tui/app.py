@@ -96,24 +96,22 @@ class DelegateApp(App[None]):
         settings = self.orchestrator.settings
         if self._settings is None and settings.keymap:
             self.set_keymap(settings.keymap)
-        await self.push_screen(
-            SessionPickerScreen(
-                self.orchestrator,
-                clock=self.clock,
-                preview_size=self._preview_size or settings.preview_messages,
-                launch_cwd=self._launch_cwd,
-                import_sources=self._import_sources,
-                undo_seconds=self._undo_seconds,
-                filter_debounce=self._filter_debounce,
-                run_quiet_seconds=self._run_quiet_seconds,
-                polling_every_s=self._supervision.rescan_s if self._supervision else None,
-                scope=ListScope.starting_in(
-                    self._scope_cwd, settings, all_projects=self._all_projects
-                ),
-            )
+        picker = SessionPickerScreen(
+            self.orchestrator,
+            clock=self.clock,
+            preview_size=self._preview_size or settings.preview_messages,
+            launch_cwd=self._launch_cwd,
+            import_sources=self._import_sources,
+            undo_seconds=self._undo_seconds,
+            filter_debounce=self._filter_debounce,
+            run_quiet_seconds=self._run_quiet_seconds,
+            polling_every_s=self._supervision.rescan_s if self._supervision else None,
+            scope=ListScope.starting_in(self._scope_cwd, settings, all_projects=self._all_projects),
         )
         # The supervisor starts once the first page is on screen (see _first_page).
         self._supervise_after_first_page = self._supervision is not None
+        await picker.load_first_page()  # the picker's first frame shows rows
+        await self.push_screen(picker)
         # What is loaded by now (modules, styles, the picker) lives as long as the app:
         # keep it out of the full collections the garbage collector runs while the
         # user scrolls, which would otherwise stall a frame for tens of milliseconds.

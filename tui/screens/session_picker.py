@@ -382,7 +382,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.import_roots = import_sources
         self.undo_seconds = undo_seconds
         self.filter_debounce = filter_debounce
-        self._import_after_first_page = False
+        self._after_first_page_pending = False
+        self._first_page: SearchPage | None = None  # read before the screen is shown
         self._disconnect: Callable[[], None] = lambda: None
         self._detached = False
         self._total_sessions = 0
@@ -422,7 +423,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                     load_capsule=self._capsule_document,
                     id="preview",
                 )
-                yield HistoryTimeline(orch.history, self.clock, id="history")
+                # Loaded after the list's first page is on screen (see _after_first_page).
+                yield HistoryTimeline(orch.history, self.clock, load_on_mount=False, id="history")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -433,10 +435,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.set_focus(self.sessions)
         self.list_header.show_scope(self.scope.describe())
         self.sessions.reload()
-        self.refresh_status()
-        # The import starts once the first page is on screen, so a warm start
-        # paints from the index before the re-scan competes for the loop.
-        self._import_after_first_page = self.import_roots is not None
+        # The status, the history and the import start once the first page is on
+        # screen, so a warm start paints its rows before they compete for the loop.
+        self._after_first_page_pending = True
 
     def on_unmount(self) -> None:
         self._stop_listening()
@@ -447,8 +448,26 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     # --- what the widgets ask of the orchestrator ------------------------
 
+    async def load_first_page(self) -> None:
+        """Read the list's first page before the screen is shown: its first frame then
+        has rows, instead of an empty list and a second layout once the page arrives.
+        A store that fails here is left to the list's own load, which reports it."""
+        with contextlib.suppress(DelegateError):
+            self._first_page = await self._fetch_page(self.page_size, None, None)
+
+    def _after_first_page(self) -> None:
+        """What the first frame does without: the status, the history, the import."""
+        self.refresh_status()
+        self.history.load()
+        if self.import_roots is not None:
+            self.background_import.start()
+
     async def _fetch_page(self, limit: int, cursor: str | None, query: str | None) -> SearchPage:
         """A search's page of ranked results, or without a query a page of the list."""
+        if cursor is None and not query and (first := self._first_page) is not None:
+            self._first_page = None  # read once: a reload asks the store again
+            if limit == self.page_size:
+                return first
         if query and cursor is None and (named := await self._session_named(query)):
             return SearchPage(results=[SearchResult(session=named)], next_cursor=None)
         if query:
@@ -587,9 +606,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._show_position()
         if not event.first:
             return
-        if self._import_after_first_page:
-            self._import_after_first_page = False
-            self.call_after_refresh(self.background_import.start)
+        if self._after_first_page_pending:
+            self._after_first_page_pending = False
+            self.call_after_refresh(self._after_first_page)
         if not self.sessions.sessions:
             self.preview.show_empty(self._nothing_listed())
         self._update_empty_state()

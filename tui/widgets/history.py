@@ -562,9 +562,18 @@ class HistoryTimeline(ForwardsWorkerErrors, VerticalScroll):
     HistoryTimeline > #history-empty { color: $text-muted; padding: 0 1; }
     """
 
-    def __init__(self, load: HistoryLoader, clock: Clock, *, id: str | None = None) -> None:
+    def __init__(
+        self,
+        load: HistoryLoader,
+        clock: Clock,
+        *,
+        load_on_mount: bool = True,
+        id: str | None = None,
+    ) -> None:
+        """``load_on_mount=False``: the owner calls :meth:`load` when it is time."""
         super().__init__(id=id)
         self._load = load
+        self._load_on_mount = load_on_mount
         self._clock = clock
         # Keys of the cells on show: the same event can arrive twice (from this
         # process's bus and again as another process's store change, or in the
@@ -577,6 +586,11 @@ class HistoryTimeline(ForwardsWorkerErrors, VerticalScroll):
         )
 
     def on_mount(self) -> None:
+        if self._load_on_mount:
+            self._load_latest()
+
+    def load(self) -> None:
+        """Show the latest events (for an owner that deferred the load on mount)."""
         self._load_latest()
 
     @work(group="history-load", name="loading the history", exit_on_error=False)
