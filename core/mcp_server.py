@@ -109,8 +109,8 @@ project_manager, senior_software_engineer, investigator, requirements_engineer) 
 optionally "artifacts_session" (default: parent_id, else a new one). The delegate \
 writes its details to a hand-off file and answers only its status: the response is \
 run_id, conversation_id, artifacts_session, group_id, agent_role, "return": {"status", \
-"summary": [3 lines]}, next_role, handoff_file (relative to the repository root) and \
-a display line, never its output. \
+"summary": [3 lines]}, next_role and handoff_file (relative to the repository root), \
+never its output. \
 Launch the group's next role with the same artifacts_session and group_id: it reads the \
 previous hand-off file first. "return".status INVALID_RETURN (with rule and reason) \
 means the delegate broke the protocol: nothing routes on, its full text is in \

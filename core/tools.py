@@ -16,8 +16,7 @@ from core.errors import ArtifactIdUnsafe, DelegateError, InternalError, InvalidR
 from core.models import AgentRequest, Run, RunKind, SessionScope, SessionsRequest, SessionState
 from core.orchestrator import AgentOrchestrator, RunHandle, validate
 from core.redact import redact_data
-from core.returns.display import display_line
-from core.returns.launch import repo_relative, step_display
+from core.returns.launch import repo_relative
 from core.returns.model import ReturnRule, ReturnStep, RoleLaunch
 from core.returns.parse import rejected
 from core.returns.paths import check_artifact_id, new_artifacts_session
@@ -223,6 +222,9 @@ def return_payload(
 ) -> dict[str, Any]:
     """A role's run as the tool answers it: ids and its compact return, never its text.
 
+    No display line: it would repeat the three lines the return already carries, and
+    every token here lands in the primary's context (``delegate run`` prints one).
+
     ``step`` None for a detached run (its worker records the return when it ends).
     """
     body: dict[str, Any] = {
@@ -248,7 +250,6 @@ def return_payload(
             {"return": parsed.answer.payload()},
             next_role=None,
             handoff_file=None,
-            display=display_line(launch.group_id, launch.role, parsed.answer, None),
             rule=ReturnRule.EMPTY.value,
             reason=parsed.reason,
         )
@@ -258,7 +259,6 @@ def return_payload(
         next_role=step.next_role,
         # As the prompts name it: relative to the repository root (and short).
         handoff_file=repo_relative(step.handoff_path) if step.handoff_path else None,
-        display=step_display(step),
     )
     if step.rule is not None:
         body.update(rule=step.rule, reason=step.reason)

@@ -513,12 +513,26 @@ async def report_role_run(
             f" {launch.artifacts_session}"
         )
     else:
-        _print_safe(str(payload["display"]))
+        _print_safe(_display(launch, payload, step))
         if payload.get("rule"):
             _print_err(f"invalid return ({payload['rule']}): {payload.get('reason', '')}")
         elif payload.get("handoff_file"):
             _print_err(f"hand-off: {payload['handoff_file']}")
     return EXIT_ERROR if payload.get("rule") else EXIT_OK
+
+
+def _display(launch: RoleLaunch, payload: dict[str, Any], step: ReturnStep | None) -> str:
+    """The run's display line: the step's, or the one its answer makes when none was
+    recorded (the tool leaves the line out: the primary has the three lines already)."""
+    from core.returns.display import display_line
+    from core.returns.model import CompactReturn
+
+    if step is not None:
+        return _step_display(step)
+    answer = payload["return"]  # the protocol's shape: always three lines
+    first, second, third = (str(line) for line in answer["summary"])
+    compact = CompactReturn(str(answer["status"]), (first, second, third))
+    return display_line(launch.group_id, launch.role, compact, None)
 
 
 def _print_err(line: str) -> None:
