@@ -645,8 +645,11 @@ def run_app(data_dir: Path, *, all_projects: bool = False) -> int:
     so a broken ``config.toml`` is one line and exit 1, never a traceback.
     """
     from core.config import load_settings
-    from tui.app import create_app
     from tui.keymap_check import check_keymap
+    from tui.start import collector_paused
+
+    with collector_paused():  # Textual and the panel: see collector_paused
+        from tui.app import create_app
 
     settings = load_settings(data_dir)
     check_keymap(settings.keymap)
