@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -167,13 +166,13 @@ def _step_display(step: ReturnStep) -> str:
 
 
 async def cmd_write(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    from core.returns.files import write_handoff
+    from core.returns.files import decode_handoff, write_handoff
     from core.returns.schemas import role_of, validate_handoff
 
     role = role_of(args.agent)
     paths = _group_paths(args)
     where = "stdin" if args.file == "-" else args.file
-    data = _handoff_json(await _handoff_text(args.file), where)
+    data = decode_handoff(await _handoff_text(args.file), where)
     # Checked first, so a refusal names the file given (and nothing is written).
     handoff = validate_handoff(role, data, where=where)
     path = await asyncio.to_thread(write_handoff, paths, role, data)
@@ -217,23 +216,6 @@ async def _handoff_text(spec: str) -> str:
         )
     except DocumentInvalid as exc:
         raise HandoffFileInvalid(exc.message) from None
-
-
-def _handoff_json(text: str, where: str) -> object:
-    def no_constant(name: str) -> object:
-        raise ValueError(f"{name} is not a JSON number")
-
-    try:
-        return json.loads(text.lstrip("\ufeff"), parse_constant=no_constant)
-    except (ValueError, RecursionError) as exc:
-        detail = (
-            f" (line {exc.lineno}, column {exc.colno})"
-            if isinstance(exc, json.JSONDecodeError)
-            else ""
-        )
-        raise HandoffFileInvalid(
-            f"{where} is not JSON{detail}; a hand-off file is one JSON object"
-        ) from None
 
 
 async def _register(orch: AgentOrchestrator, paths: GroupPaths, role: AgentRole, path: Path) -> str:

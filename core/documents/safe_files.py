@@ -76,6 +76,19 @@ def replace_file(folder: Path, name: str, text: str) -> Path:
     return final
 
 
+def read_capped(fd: int, max_bytes: int) -> bytes:
+    """What an open file holds, read to at most ``max_bytes`` + 1 bytes: a result longer
+    than ``max_bytes`` means the file grew past its cap while being read."""
+    chunks, size = [], 0
+    while size <= max_bytes:
+        chunk = os.read(fd, max_bytes + 1 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 def read_regular_text(path: Path, *, what: str, max_bytes: int) -> str:
     """A regular file's UTF-8 text (no symlink, no FIFO), at most ``max_bytes``.
 
@@ -96,14 +109,7 @@ def read_regular_text(path: Path, *, what: str, max_bytes: int) -> str:
             raise DocumentInvalid(
                 f"{path} is {info.st_size:,} bytes; a {what} is at most {max_bytes:,} bytes"
             )
-        chunks, size = [], 0
-        while size <= max_bytes:
-            chunk = os.read(fd, max_bytes + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        data = b"".join(chunks)
+        data = read_capped(fd, max_bytes)
     finally:
         os.close(fd)
     if len(data) > max_bytes:

@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from core.documents.safe_files import DELEGATE_DIR, ensure_folders, read_regular_text, replace_file
+from core.documents.safe_files import (
+    DELEGATE_DIR,
+    ensure_folders,
+    read_capped,
+    read_regular_text,
+    replace_file,
+)
 from core.errors import DocumentInvalid, HandoffFileInvalid
 from core.returns.model import AgentRole
 from core.returns.paths import ARTIFACTS_DIR, HANDOFFS_DIR, GroupPaths
@@ -116,19 +122,13 @@ def _read_in(folder: int, name: str, path: Path) -> str:
                 f"{path} is {info.st_size:,} bytes; a hand-off file is at most"
                 f" {MAX_HANDOFF_BYTES:,} bytes (put long reports in the artifacts folders)"
             )
-        chunks, size = [], 0
-        while size <= MAX_HANDOFF_BYTES:
-            chunk = os.read(fd, MAX_HANDOFF_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data = read_capped(fd, MAX_HANDOFF_BYTES)
     finally:
         os.close(fd)
-    if size > MAX_HANDOFF_BYTES:
+    if len(data) > MAX_HANDOFF_BYTES:
         raise HandoffFileInvalid(f"{path} grew past {MAX_HANDOFF_BYTES:,} bytes while being read")
     try:
-        return b"".join(chunks).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise HandoffFileInvalid(f"{path} is not UTF-8 text") from None
 
@@ -157,9 +157,11 @@ def _refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _decode(text: str, where: str) -> object:
+def decode_handoff(text: str, where: str) -> object:
+    """A hand-off file's JSON (a leading byte-order mark allowed; NaN and Infinity
+    refused); anything else is :class:`HandoffFileInvalid` naming ``where``."""
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return json.loads(text.lstrip("\ufeff"), parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:
         detail = (
             f" (line {exc.lineno}, column {exc.colno})"
@@ -180,7 +182,7 @@ def load_handoff(paths: GroupPaths, role: AgentRole) -> LoadedHandoff:
     path = paths.handoff_file(role)
     text = _read_text(paths, role)
     where = paths.relative(path)
-    handoff = validate_handoff(role, _decode(text, where), where=where)
+    handoff = validate_handoff(role, decode_handoff(text, where), where=where)
     return LoadedHandoff(handoff=handoff, text=text, path=path)
 
 
@@ -223,7 +225,9 @@ def write_handoff(paths: GroupPaths, role: AgentRole, data: object) -> Path:
     path = paths.handoff_file(role)
     where = paths.relative(path)
     if isinstance(data, str | bytes):
-        data = _decode(data.decode("utf-8", "replace") if isinstance(data, bytes) else data, where)
+        data = decode_handoff(
+            data.decode("utf-8", "replace") if isinstance(data, bytes) else data, where
+        )
     validate_handoff(role, data, where=where)
     try:
         text = handoff_text(data)
