@@ -142,7 +142,7 @@ def parse_file(task: FileTask) -> FileResult:
                 if raw is None:
                     result.new_oversized += 1
                     continue
-                if not raw.strip():
+                if not raw or raw.isspace():  # no copy of the line, unlike strip()
                     continue
                 try:
                     line = loads(raw)

@@ -1,0 +1,259 @@
+"""Where an import's parse spends its CPU, and what faster decoders would buy (issue 13).
+
+Reads the real main transcripts of ``tests/fixtures/realdata`` (8 Claude Code
+sessions, 5 Codex rollouts: the files the import benchmark's corpus copies, so
+the same bytes in the same proportions) from memory, in interleaved rounds,
+and prints CPU time per pass (``time.process_time``, not wall time: the
+machine is shared) as MB/s per core, with the load average:
+
+- the parse itself, built up step by step: splitting lines, + ``orjson``
+  decoding, + the session facts (``feed``), ``parse_file`` without and with
+  the search texts;
+- decoders alone over every line: ``orjson`` to dicts, and, when ``msgspec``
+  is installed (``uv run --with msgspec ...``), ``msgspec`` to dicts and
+  ``msgspec`` into typed Structs that keep only the keys the facts read and
+  skip the rest (tool output, file contents) without building it;
+- the Claude Code lines alone: ``orjson``, the byte checks a skipping decoder
+  would need before it to refuse what ``orjson`` refuses (invalid UTF-8 in a
+  skipped string, nesting over 1,024 levels, a lone surrogate escape), and
+  those checks plus the ``msgspec`` Structs.
+
+Usage::
+
+    uv run --with msgspec python tests/bench/bench_parse.py --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # run as a script: make `core` importable
+    sys.path.insert(0, str(ROOT))
+
+from core.sources import claude, codex  # noqa: E402
+from core.sources.lines import ForwardLines, loads  # noqa: E402
+from core.sources.worker import FileTask, parse_file  # noqa: E402
+
+try:  # only to compare: not a dependency (``uv run --with msgspec``)
+    import msgspec
+except ImportError:  # pragma: no cover
+    msgspec = None
+else:
+
+    class _Block(msgspec.Struct):
+        type: Any = None
+        text: Any = None
+
+    class _Message(msgspec.Struct):
+        id: Any = None
+        model: Any = None
+        usage: Any = None
+        content: str | list[_Block] | None = None
+
+    class _ClaudeLine(msgspec.Struct):
+        """The keys the session facts and search texts read; the rest is skipped."""
+
+        type: Any = None
+        timestamp: Any = None
+        version: Any = None
+        sessionId: Any = None
+        agentId: Any = None
+        cwd: Any = None
+        gitBranch: Any = None
+        isMeta: Any = None
+        isCompactSummary: Any = None
+        isSidechain: Any = None
+        subtype: Any = None
+        summary: Any = None
+        customTitle: Any = None
+        title: Any = None
+        aiTitle: Any = None
+        message: _Message | None = None
+
+    class _Payload(msgspec.Struct):
+        type: Any = None
+        role: Any = None
+        content: list[_Block] | None = None
+        message: Any = None
+        info: Any = None
+        model: Any = None
+        cwd: Any = None
+        id: Any = None
+        cli_version: Any = None
+        timestamp: Any = None
+        git: Any = None
+
+    class _CodexLine(msgspec.Struct):
+        type: Any = None
+        timestamp: Any = None
+        payload: _Payload | None = None
+
+
+REALDATA = ROOT / "tests" / "fixtures" / "realdata"
+Out = Callable[[str], None]
+
+
+def main_files() -> list[tuple[str, Path, str]]:
+    """(source, file, id) of every main session file: no sub-agents."""
+    found = []
+    for path in sorted((REALDATA / "claude" / "projects").glob("*/*.jsonl")):
+        if not path.name.startswith("agent-"):
+            found.append((claude.SOURCE, path, path.stem))
+    for path in sorted((REALDATA / "codex" / "sessions").rglob("rollout-*.jsonl")):
+        found.append((codex.SOURCE, path, path.stem[-36:]))
+    return found
+
+
+def _steps(files: list[tuple[str, Path, str]]) -> list[tuple[str, Callable[[], object]]]:
+    def lines() -> None:
+        for _source, path, _id in files:
+            with path.open("rb") as f:
+                for _at, raw in ForwardLines(f, 0):
+                    if raw:
+                        pass
+
+    def decode() -> None:
+        for _source, path, _id in files:
+            with path.open("rb") as f:
+                for _at, raw in ForwardLines(f, 0):
+                    if raw:
+                        loads(raw)
+
+    def facts() -> None:
+        for source, path, _id in files:
+            state = claude.ClaudeState() if source == claude.SOURCE else codex.CodexState()
+            with path.open("rb") as f:
+                for _at, raw in ForwardLines(f, 0):
+                    if raw:
+                        state.feed(loads(raw))
+
+    def parse(search: bool) -> Callable[[], None]:
+        def run() -> None:
+            for source, path, cid in files:
+                size = path.stat().st_size
+                parse_file(FileTask(str(path), source, size, 0, cid, search_text=search))
+
+        return run
+
+    return [
+        ("split lines", lines),
+        ("+ orjson decode", decode),
+        ("+ session facts (feed)", facts),
+        ("parse_file, no search texts", parse(False)),
+        ("parse_file (what a worker runs)", parse(True)),
+    ]
+
+
+def _decoders(raw: list[tuple[str, list[bytes]]]) -> list[tuple[str, Callable[[], object]]]:
+    def with_orjson() -> None:
+        for _source, lines in raw:
+            for line in lines:
+                orjson.loads(line)
+
+    found = [("orjson -> dicts", with_orjson)]
+    if msgspec is None:
+        return found
+    plain = msgspec.json.Decoder()
+    typed = {
+        claude.SOURCE: msgspec.json.Decoder(_ClaudeLine),
+        codex.SOURCE: msgspec.json.Decoder(_CodexLine),
+    }
+
+    def with_msgspec() -> None:
+        for _source, lines in raw:
+            for line in lines:
+                plain.decode(line)
+
+    def with_structs() -> None:
+        for source, lines in raw:
+            decoder = typed[source]
+            for line in lines:
+                decoder.decode(line)
+
+    return [
+        *found,
+        ("msgspec -> dicts", with_msgspec),
+        ("msgspec -> typed Structs", with_structs),
+    ]
+
+
+def _guards(line: bytes) -> None:
+    """What a skipping decoder must check first to refuse what orjson refuses."""
+    if not line.isascii():
+        line.decode("utf-8")
+    _ = line.count(b"{") + line.count(b"[")
+    _ = b"\\ud" in line or b"\\uD" in line
+
+
+def _claude_only(raw: list[tuple[str, list[bytes]]]) -> list[tuple[str, Callable[[], object]]]:
+    lines = [line for source, ls in raw if source == claude.SOURCE for line in ls]
+
+    def with_orjson() -> None:
+        for line in lines:
+            orjson.loads(line)
+
+    def guards() -> None:
+        for line in lines:
+            _guards(line)
+
+    found = [("orjson", with_orjson), ("the byte checks alone", guards)]
+    if msgspec is None:
+        return found
+    decoder = msgspec.json.Decoder(_ClaudeLine)
+
+    def checked() -> None:
+        for line in lines:
+            _guards(line)
+            decoder.decode(line)
+
+    return [*found, ("the byte checks + msgspec Structs", checked)]
+
+
+def measure(
+    name: str, runs: list[tuple[str, Callable[[], object]]], size: int, rounds: int, out: Out
+) -> None:
+    spent = dict.fromkeys((n for n, _ in runs), 0.0)
+    for _name, run in runs:
+        run()  # warm: files in the page cache, caches filled
+    load = []
+    for _ in range(rounds):
+        for n, run in runs:
+            t0 = time.process_time()
+            run()
+            spent[n] += time.process_time() - t0
+        load.append(os.getloadavg()[0])
+    lo, hi = min(load), max(load)
+    out(f"{name} ({size / 1e6:.1f} MB, {rounds} interleaved rounds, load {lo:.2f}-{hi:.2f}):")
+    for n, _run in runs:
+        per_pass = spent[n] / rounds
+        out(f"  {n:36s} {per_pass * 1000:7.1f} ms CPU  {size / per_pass / 1e6:6.0f} MB/s per core")
+
+
+def main(argv: list[str] | None = None, out: Out = print) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    files = main_files()
+    raw = [
+        (source, [ln for ln in path.read_bytes().split(b"\n") if ln]) for source, path, _id in files
+    ]
+    size = sum(path.stat().st_size for _source, path, _id in files)
+    claude_size = sum(len(ln) for source, ls in raw if source == claude.SOURCE for ln in ls)
+    out(f"{len(files)} transcripts, {size / 1e6:.1f} MB; {os.cpu_count()} cores")
+    measure("the parse, step by step", _steps(files), size, args.rounds, out)
+    measure("decoders alone, every line", _decoders(raw), size, args.rounds, out)
+    measure("Claude Code lines alone", _claude_only(raw), claude_size, args.rounds, out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
