@@ -18,6 +18,7 @@ import multiprocessing
 import os
 import sys
 import time
+import types
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -119,6 +120,26 @@ def _usable_stderr() -> Iterator[None]:
         return
     with contextlib.redirect_stderr(sys.__stderr__):
         yield
+
+
+@contextlib.contextmanager
+def _light_main() -> Iterator[None]:
+    """Start worker processes that do not import this process's main module.
+
+    A forkserver (or spawn) child runs the parent's ``__main__`` script again before
+    its first task: for ``delegate`` that is the CLI, the app and every module they
+    pull in (seconds of CPU per worker on a loaded machine), none of which parsing
+    needs. While processes start, ``__main__`` is a bare module with no file, so a
+    child imports only what unpickling its tasks asks for (``core.sources.worker``).
+    Nothing is awaited inside: the event loop never sees the stand-in.
+    """
+    real = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if real is not None:
+            sys.modules["__main__"] = real
 
 
 class _Run:
@@ -605,7 +626,8 @@ async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -
     def submit() -> None:
         if rest and not broken:
             batch = rest.popleft()
-            with _usable_stderr():  # the first submits start the worker processes
+            # The first submits start the worker processes.
+            with _usable_stderr(), _light_main():
                 pending.append((batch, loop.run_in_executor(pool, parse_batch, batch)))
 
     try:
