@@ -111,6 +111,12 @@ class DelegateApp(App[None]):
         # The supervisor starts once the first page is on screen (see _first_page).
         self._supervise_after_first_page = self._supervision is not None
         await picker.load_first_page()  # the picker's first frame shows rows
+        # Pushed once the app's mount is over: Textual drops every frame painted while
+        # the app mounts (a batch), so a picker pushed here would paint its rows unseen
+        # and show them only at the next change on screen.
+        self.call_later(self._show_picker, picker)
+
+    async def _show_picker(self, picker: SessionPickerScreen) -> None:
         await self.push_screen(picker)
         # What is loaded by now (modules, styles, the picker) lives as long as the app:
         # keep it out of the full collections the garbage collector runs while the
