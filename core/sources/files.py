@@ -59,9 +59,20 @@ class SkippedEntry:
 
 @dataclass
 class Discovery:
+    """What a walk found. ``keep`` decides which found files are held in ``files``
+    (a re-scan keeps only the changed ones, so a huge tree is never held in full);
+    ``seen`` counts every transcript found, kept or not."""
+
     files: list[FoundFile] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     skipped: list[SkippedEntry] = field(default_factory=list)
+    keep: Callable[[str, int, int], bool] | None = None  # (path, size, mtime_ns)
+    seen: int = 0
+
+    def wants(self, path: str, size: int, mtime_ns: int) -> bool:
+        """Count a found transcript; whether to build and keep its :class:`FoundFile`."""
+        self.seen += 1
+        return self.keep is None or self.keep(path, size, mtime_ns)
 
     def skip(self, path: str, kind: SkipKind, reason: str) -> None:
         self.skipped.append(SkippedEntry(shown_path(path), kind, reason))
@@ -137,6 +148,7 @@ class _Walk:
         self.found = found
         self.bounds: tuple[str, ...] = ()  # the walk roots, resolved: links may point in there
         self.visited: set[tuple[int, int]] = set()
+        self.listed: dict[str, os.DirEntry[str]] = {}  # the last folder ``children`` listed
 
     def root(self, path: Path) -> str | None:
         """Start a walk at ``path`` (a symlink is fine: the user chose it); None if absent."""
@@ -168,6 +180,7 @@ class _Walk:
         found_dirs: list[Child] = []
         found_files: list[Child] = []
         entries = sorted(_entries(path, self.found), key=lambda e: (_is_link(e), e.name))
+        self.listed = {e.name: e for e in entries}
         for entry in entries:
             name = entry.name
             want_file, want_dir = files(name), dirs(name)
@@ -218,6 +231,24 @@ class _Walk:
             return None
         return path
 
+    def listed_side_file(self, name: str) -> str | None:
+        """:meth:`side_file` for ``name`` in the folder ``children`` listed last.
+
+        A name not in the listing is absent (no system call); a plain file the
+        listing says is regular is taken as it is (its type came with the
+        listing); anything else (a symlink, an unknown type) goes through
+        :meth:`side_file`.
+        """
+        entry = self.listed.get(name)
+        if entry is None:
+            return None
+        try:
+            if not entry.is_symlink() and entry.is_file(follow_symlinks=False):
+                return entry.path
+        except OSError:
+            pass
+        return self.side_file(entry.path)
+
     def _first_visit(self, st: os.stat_result) -> bool:
         key = (st.st_dev, st.st_ino)
         if key in self.visited:
@@ -261,6 +292,8 @@ def discover_claude(root: Path, found: Discovery) -> None:
         for t in transcripts:
             stem = t.name[: -len(".jsonl")]
             size, mtime = t.st.st_size, t.st.st_mtime_ns
+            if not found.wants(t.path, size, mtime):
+                continue
             if stem.startswith("agent-"):
                 found.files.append(
                     FoundFile(t.path, claude.SOURCE, size, mtime, stem[6:], subagent=True)
@@ -278,6 +311,10 @@ def discover_claude(root: Path, found: Discovery) -> None:
 def _subagents(walk: _Walk, folder: str, parent: str, found: Discovery) -> None:
     for agent in walk.children(folder, files=_subagent, dirs=_never)[1]:
         stem = agent.name[: -len(".jsonl")]
+        # Judged for every agent, changed or not: an odd side file is reported on each walk.
+        meta = walk.listed_side_file(stem + ".meta.json")
+        if not found.wants(agent.path, agent.st.st_size, agent.st.st_mtime_ns):
+            continue
         found.files.append(
             FoundFile(
                 agent.path,
@@ -287,7 +324,7 @@ def _subagents(walk: _Walk, folder: str, parent: str, found: Discovery) -> None:
                 stem[6:],
                 subagent=True,
                 parent_hint=parent,
-                meta_path=walk.side_file(os.path.join(folder, stem + ".meta.json")),
+                meta_path=meta,
             )
         )
 
@@ -301,6 +338,8 @@ def _codex_walk(
 ) -> None:
     folders, rollouts = walk.children(path, files=_rollout)
     for r in rollouts:
+        if not found.wants(r.path, r.st.st_size, r.st.st_mtime_ns):
+            continue
         stem = r.name[: -len(".jsonl")]
         found.files.append(
             FoundFile(r.path, codex.SOURCE, r.st.st_size, r.st.st_mtime_ns, stem[-36:])

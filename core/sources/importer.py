@@ -49,7 +49,7 @@ from core.sources.report import (
 from core.sources.safe_files import is_utf8_name
 from core.sources.worker import FileResult, FileTask, parse_batch, watch_parent
 from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store
-from core.store.context import record_samples_in
+from core.store.imports import record_import_samples
 
 FIRST_BATCH_FILES, FIRST_BATCH_BYTES = 24, 4 * 1024 * 1024
 BATCH_FILES, BATCH_BYTES = 256, 24 * 1024 * 1024
@@ -64,12 +64,21 @@ CODEX_DATE_DEPTH = 3  # sessions/<year>/<month>/<day>
 ProgressCallback = Callable[[ImportProgress], None]
 
 
-def _discover(claude_dir: Path, codex_dir: Path) -> discovery.Discovery:
-    found = discovery.Discovery()
+def _discover(
+    claude_dir: Path, codex_dir: Path, stat_rows: Iterable[tuple[str, int, int]] = ()
+) -> tuple[discovery.Discovery, set[str]]:
+    """Walk both trees; keep only the files whose ``(size, mtime_ns)`` differ from
+    ``stat_rows`` (the index's), newest first. Also: which kept files the index knows.
+
+    Runs in a thread: the walk, the comparison and the sort never touch the
+    event loop, and an unchanged file is counted, not held.
+    """
+    known = {str(path): (int(size), int(mtime)) for path, size, mtime in stat_rows}
+    found = discovery.Discovery(keep=lambda path, size, mtime: known.get(path) != (size, mtime))
     discovery.discover_claude(claude_dir, found)
     discovery.discover_codex(codex_dir, found)
     found.files.sort(key=lambda f: (f.mtime_ns, f.path), reverse=True)
-    return found
+    return found, {f.path for f in found.files if f.path in known}
 
 
 def _batches(tasks: list[FileTask]) -> Iterator[list[FileTask]]:
@@ -262,18 +271,14 @@ class _Run:
             """In the batch's transaction: its search texts and context samples."""
             if index is not None:
                 await index(db)
-            for r, u in zip(results, updates, strict=True):
-                if u.facts is not None and u.write_session and u.facts.context_known:
-                    f = u.facts
-                    await record_samples_in(
-                        db,
-                        f.conversation_id,
-                        f.samples,
-                        f.context_limit,
-                        f.last_us,
-                        replace=r.from_start,
-                        unless_busy=True,
-                    )
+            await record_import_samples(
+                db,
+                [
+                    (f.conversation_id, f.samples, f.context_limit, f.last_us, r.from_start)
+                    for r, u in zip(results, updates, strict=True)
+                    if (f := u.facts) is not None and u.write_session and f.context_known
+                ],
+            )
 
         done = await self.store.imports.apply(updates, now_us, also=also)
         if self.first_batch_s is None:
@@ -314,15 +319,10 @@ def _search_index(results: list[FileResult]) -> TranscriptIndexer:
     )
 
 
-def _plan(
-    found: discovery.Discovery,
-    known: dict[str, tuple[int, int]],
-    rows: dict[str, SourceFileRow],
-) -> list[FileTask]:
+def _plan(files: Iterable[discovery.FoundFile], rows: dict[str, SourceFileRow]) -> list[FileTask]:
+    """A read task per changed file: from its saved offset when it grew, else from 0."""
     tasks = []
-    for f in found.files:
-        if known.get(f.path) == (f.size, f.mtime_ns):
-            continue
+    for f in files:
         row = rows.get(f.path)
         base = FileTask(
             f.path,
@@ -486,7 +486,7 @@ async def import_transcript(
                 id_hint if source == claude.SOURCE else id_hint[-36:],
             )
         )
-        tasks = _plan(found, {}, await store.imports.file_rows([path]))
+        tasks = _plan(found.files, await store.imports.file_rows([path]))
         run = _Run(store, None, time.perf_counter(), windows)
         await run.commit(await asyncio.to_thread(parse_batch, tasks))
         return True
@@ -520,7 +520,7 @@ async def import_files(
             return 0
         found.files.sort(key=lambda f: (f.mtime_ns, f.path), reverse=True)
         rows = await store.imports.file_rows([f.path for f in found.files])
-        tasks = _plan(found, {}, rows)
+        tasks = _plan(found.files, rows)
         run = _Run(store, None, time.perf_counter(), windows)
         for batch in _batches(tasks):
             await run.commit(await asyncio.to_thread(parse_batch, batch))
@@ -541,11 +541,21 @@ async def _import_all(
     t0 = time.perf_counter()
     claude_root = discovery.claude_root(claude_dir)
     codex_root = discovery.codex_root(codex_dir)
-    found = await asyncio.to_thread(_discover, claude_root, codex_root)
-    known = await store.imports.file_stats()
-    changed = [f.path for f in found.files if known.get(f.path) != (f.size, f.mtime_ns)]
-    rows = await store.imports.file_rows([p for p in changed if p in known]) if changed else {}
-    tasks = _plan(found, known, rows)
+    # One query for what the index knows and one for the files with problems
+    # (what the report lists when nothing changes), then the walk and the
+    # comparison in a thread: three waits on the event loop, no work on it.
+    stat_rows = await store.imports.file_stat_rows()
+    early_problems = asyncio.ensure_future(store.imports.file_problems(SKIPS_IN_REPORT))
+    try:
+        found, changed_known = await asyncio.to_thread(
+            _discover, claude_root, codex_root, stat_rows
+        )
+    except BaseException:
+        early_problems.cancel()
+        raise
+    del stat_rows
+    rows = await store.imports.file_rows(sorted(changed_known)) if changed_known else {}
+    tasks = _plan(found.files, rows)
     if not search_text:
         tasks = [replace(t, search_text=False) for t in tasks]
     run = _Run(store, progress, t0, windows)
@@ -562,15 +572,17 @@ async def _import_all(
             await run.commit(await asyncio.to_thread(parse_batch, batch))
     else:
         count = await _parse_in_pool(run, batches, count)
-    total, problems = await store.imports.file_problems(SKIPS_IN_REPORT)
+    total, problems = await early_problems
+    if tasks:  # read files may have new problems (or none now)
+        total, problems = await store.imports.file_problems(SKIPS_IN_REPORT)
     report = ImportReport(
         started_at=started,
         duration_s=time.perf_counter() - t0,
         first_batch_s=run.first_batch_s,
         roots={"claude-code": str(claude_root), "codex": str(codex_root)},
         workers=count,
-        files_seen=len(found.files),
-        files_skipped_unchanged=len(found.files) - len(tasks),
+        files_seen=found.seen,
+        files_skipped_unchanged=found.seen - len(tasks),
         unreadable=run.unreadable,
         skipped=[
             SkippedEntry(path=e.path, kind=e.kind, reason=e.reason)

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import aiosqlite
 
 from core.models import SessionState
+from core.store.context import RATE_TURNS, TREND_TURNS, _rate, record_samples_in
 from core.store.database import Database
 from core.store.rows import (
     ImportCommit,
@@ -69,6 +70,15 @@ class ImportsRepository:
         """``path -> (size, mtime_ns)`` of every indexed file: all a re-scan compares."""
         rows = await self._db.fetch_all("SELECT path, size, mtime_ns FROM source_files")
         return {str(r["path"]): (int(r["size"]), int(r["mtime_ns"])) for r in rows}
+
+    async def file_stat_rows(self) -> list[tuple[str, int, int]]:
+        """``(path, size, mtime_ns)`` of every indexed file, as the database gives them.
+
+        One query; the caller turns them into whatever it compares with (in a
+        thread, for a large index).
+        """
+        rows = await self._db.fetch_all("SELECT path, size, mtime_ns FROM source_files")
+        return rows  # type: ignore[return-value]  # sqlite3.Row unpacks as a tuple
 
     async def file_rows(self, paths: Sequence[str]) -> dict[str, SourceFileRow]:
         """The saved read position and parse state of these files."""
@@ -317,13 +327,16 @@ class ImportsRepository:
         where = (
             " WHERE malformed_lines + unknown_lines + oversized_lines > 0 OR last_error IS NOT NULL"
         )
-        counted = await self._db.fetch_one(f"SELECT count(*) AS n FROM source_files{where}")
-        total = int(counted["n"]) if counted else 0
+        # One round trip: the count is a window over every match, taken before LIMIT.
         rows = await self._db.fetch_all(
-            "SELECT path, source, malformed_lines, unknown_lines, oversized_lines, last_error"
-            f" FROM source_files{where} ORDER BY last_error IS NULL, path LIMIT ?",
-            (limit,),
+            "SELECT count(*) OVER () AS n, path, source, malformed_lines, unknown_lines,"
+            f" oversized_lines, last_error FROM source_files{where}"
+            " ORDER BY last_error IS NULL, path LIMIT ?",
+            (max(1, limit),),
         )
+        total = int(rows[0]["n"]) if rows else 0
+        if limit < 1:
+            rows = []
         return total, [
             SourceFileProblem(
                 str(r["path"]),
@@ -335,3 +348,74 @@ class ImportsRepository:
             )
             for r in rows
         ]
+
+
+SampleSet = tuple[str, Sequence[tuple[int, int]], int, int, bool]
+"""``(conversation_id, samples, limit_tokens, at_us, replace)`` of one imported session."""
+
+
+async def record_import_samples(db: aiosqlite.Connection, sets: Sequence[SampleSet]) -> None:
+    """:func:`core.store.context.record_samples_in` (``unless_busy``) for a whole batch.
+
+    The same rows as one call per session, in a fixed number of statements
+    (not six per session): a session that is not stored, or that a run holds
+    now, gets none; ``replace`` drops its older samples first; the last
+    ``TREND_TURNS`` are kept and ``tokens_per_turn`` is updated. A session
+    named twice is recorded call by call, in order.
+    """
+    sets = [s for s in sets if s[1]]
+    if not sets:
+        return
+    names = [s[0] for s in sets]
+    if len(set(names)) != len(names):
+        for cid, samples, limit, at_us, replace in sets:
+            await record_samples_in(
+                db, cid, samples, limit, at_us, replace=replace, unless_busy=True
+            )
+        return
+    states: dict[str, str] = {}
+    for i in range(0, len(names), 500):
+        chunk = names[i : i + 500]
+        marks = ", ".join("?" * len(chunk))
+        for r in await db.execute_fetchall(
+            f"SELECT conversation_id, state FROM sessions WHERE conversation_id IN ({marks})",
+            chunk,
+        ):
+            states[str(r[0])] = str(r[1])
+    sets = [s for s in sets if s[0] in states and states[s[0]] not in _BUSY]
+    if not sets:
+        return
+    await db.executemany(
+        "DELETE FROM context_samples WHERE conversation_id = ?", [(s[0],) for s in sets if s[4]]
+    )
+    await db.executemany(
+        "INSERT INTO context_samples(conversation_id, turn, used_tokens, limit_tokens, at)"
+        " VALUES (?1, ?2, ?3, ?4, ?5)"
+        " ON CONFLICT (conversation_id, turn) DO UPDATE SET"
+        " used_tokens = excluded.used_tokens, limit_tokens = excluded.limit_tokens,"
+        " at = excluded.at",
+        [
+            (cid, turn, used, limit, at_us)
+            for cid, samples, limit, at_us, _replace in sets
+            for turn, used in samples
+        ],
+    )
+    await db.executemany(
+        "DELETE FROM context_samples WHERE conversation_id = ? AND turn <= ?",
+        [(cid, max(turn for turn, _ in samples) - TREND_TURNS) for cid, samples, *_ in sets],
+    )
+    kept: dict[str, list[tuple[int, int]]] = {s[0]: [] for s in sets}
+    ids = list(kept)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        marks = ", ".join("?" * len(chunk))
+        for r in await db.execute_fetchall(
+            "SELECT conversation_id, turn, used_tokens FROM context_samples"
+            f" WHERE conversation_id IN ({marks})",
+            chunk,
+        ):
+            kept[str(r[0])].append((int(r[1]), int(r[2])))
+    await db.executemany(
+        "UPDATE sessions SET tokens_per_turn = ? WHERE conversation_id = ?",
+        [(_rate(sorted(rows, reverse=True)[: RATE_TURNS + 1]), cid) for cid, rows in kept.items()],
+    )
