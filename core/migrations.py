@@ -571,6 +571,14 @@ CREATE TABLE return_steps (
 );
 CREATE INDEX return_steps_by_run ON return_steps (run_id) WHERE run_id IS NOT NULL;
 """,
+    # Scale (issue 13): a re-scan reads every file's (path, size, mtime_ns) from an index
+    # instead of the table (whose rows carry the parse state), and the files with
+    # problems, which the import report lists, from a partial index.
+    15: """
+CREATE INDEX source_files_stat ON source_files (path, size, mtime_ns);
+CREATE INDEX source_files_problems ON source_files (path)
+    WHERE malformed_lines + unknown_lines + oversized_lines > 0 OR last_error IS NOT NULL;
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

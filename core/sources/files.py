@@ -59,20 +59,21 @@ class SkippedEntry:
 
 @dataclass
 class Discovery:
-    """What a walk found. ``keep`` decides which found files are held in ``files``
+    """What a walk found. Files ``known`` lists unchanged are not held in ``files``
     (a re-scan keeps only the changed ones, so a huge tree is never held in full);
     ``seen`` counts every transcript found, kept or not."""
 
     files: list[FoundFile] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     skipped: list[SkippedEntry] = field(default_factory=list)
-    keep: Callable[[str, int, int], bool] | None = None  # (path, size, mtime_ns)
+    known: dict[str, tuple[int, int]] | None = None  # path -> (size, mtime_ns) unchanged
     seen: int = 0
 
     def wants(self, path: str, size: int, mtime_ns: int) -> bool:
-        """Count a found transcript; whether to build and keep its :class:`FoundFile`."""
+        """Count a found transcript; whether to build and keep its :class:`FoundFile`
+        (not when ``known`` has it with this size and mtime)."""
         self.seen += 1
-        return self.keep is None or self.keep(path, size, mtime_ns)
+        return self.known is None or self.known.get(path) != (size, mtime_ns)
 
     def skip(self, path: str, kind: SkipKind, reason: str) -> None:
         self.skipped.append(SkippedEntry(shown_path(path), kind, reason))
@@ -182,38 +183,49 @@ class _Walk:
         entries = sorted(_entries(path, self.found), key=lambda e: (_is_link(e), e.name))
         self.listed = {e.name: e for e in entries}
         for entry in entries:
-            name = entry.name
-            want_file, want_dir = files(name), dirs(name)
-            if not (want_file or want_dir):
-                continue
-            try:
-                link = entry.is_symlink()
-                real_dir = not link and entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            if real_dir and not want_dir:
-                continue
-            if not is_utf8_name(name):
-                self.found.skip(entry.path, "bad_name", "name is not valid UTF-8")
-                continue
-            if link and not _inside(os.path.realpath(entry.path), self.bounds):
-                self.found.skip(entry.path, "outside_tree", "symlink to outside the folder")
-                continue
-            try:
-                st = entry.stat()
-            except OSError as exc:  # a broken link, a link loop, a vanished file
-                if want_file:
-                    self.found.unreadable.append((entry.path, exc.strerror or str(exc)))
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if want_dir:
-                    found_dirs.append(Child(entry, st, link))
-            elif want_file:
-                if stat.S_ISREG(st.st_mode):
-                    found_files.append(Child(entry, st, link))
-                else:
-                    self.found.skip(entry.path, "not_regular", file_kind(st.st_mode))
+            self._judge(entry, files, dirs, found_dirs, found_files)
         return found_dirs, found_files
+
+    def _judge(
+        self,
+        entry: os.DirEntry[str],
+        files: NamePredicate,
+        dirs: NamePredicate,
+        found_dirs: list[Child],
+        found_files: list[Child],
+    ) -> None:
+        """One entry of :meth:`children`: taken into a list, skipped and counted, or ignored."""
+        name = entry.name
+        want_file, want_dir = files(name), dirs(name)
+        if not (want_file or want_dir):
+            return
+        try:
+            link = entry.is_symlink()
+            real_dir = not link and entry.is_dir(follow_symlinks=False)
+        except OSError:
+            return
+        if real_dir and not want_dir:
+            return
+        if not is_utf8_name(name):
+            self.found.skip(entry.path, "bad_name", "name is not valid UTF-8")
+            return
+        if link and not _inside(os.path.realpath(entry.path), self.bounds):
+            self.found.skip(entry.path, "outside_tree", "symlink to outside the folder")
+            return
+        try:
+            st = entry.stat()
+        except OSError as exc:  # a broken link, a link loop, a vanished file
+            if want_file:
+                self.found.unreadable.append((entry.path, exc.strerror or str(exc)))
+            return
+        if stat.S_ISDIR(st.st_mode):
+            if want_dir:
+                found_dirs.append(Child(entry, st, link))
+        elif want_file:
+            if stat.S_ISREG(st.st_mode):
+                found_files.append(Child(entry, st, link))
+            else:
+                self.found.skip(entry.path, "not_regular", file_kind(st.st_mode))
 
     def side_file(self, path: str) -> str | None:
         """``path`` if it is a regular file inside the tree (a sub-agent's ``.meta.json``)."""
@@ -309,10 +321,82 @@ def discover_claude(root: Path, found: Discovery) -> None:
 
 
 def _subagents(walk: _Walk, folder: str, parent: str, found: Discovery) -> None:
-    for agent in walk.children(folder, files=_subagent, dirs=_never)[1]:
+    """The ``agent-<hex>.jsonl`` files of one ``subagents`` folder (thousands, in some).
+
+    The hot loop of a large tree: a plain file (by the listing's type: not a
+    link, not a folder) with an ASCII name costs one ``stat``, and an unchanged
+    one (``found.known``) nothing more. Anything else is judged entry by entry
+    as :meth:`_Walk.children` does, in the same order.
+    """
+    entries = _entries(folder, found)
+    known = found.known
+    odd: list[os.DirEntry[str]] = []
+    candidates: list[tuple[os.DirEntry[str], os.stat_result]] = []
+    odd_meta: set[str] = set()  # agent file names whose side file is not a plain file
+    for entry in entries:
+        name = entry.name
+        try:
+            if name.endswith(".jsonl"):
+                if not name.startswith("agent-"):
+                    continue
+                if (
+                    not name.isascii()
+                    or entry.is_symlink()
+                    or not entry.is_file(follow_symlinks=False)
+                ):
+                    odd.append(entry)  # a link, an odd type or name: judged with care
+                    continue
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode):
+                    candidates.append((entry, st))
+                else:
+                    odd.append(entry)
+            elif name.endswith(".meta.json") and (
+                entry.is_symlink() or not entry.is_file(follow_symlinks=False)
+            ):
+                odd_meta.add(name[: -len(".meta.json")] + ".jsonl")
+        except OSError:
+            if name.endswith(".jsonl"):
+                odd.append(entry)
+            else:
+                odd_meta.add(name[: -len(".meta.json")] + ".jsonl")
+    plain: list[tuple[os.DirEntry[str], os.stat_result]] = []
+    for entry, st in candidates:
+        if odd_meta and entry.name in odd_meta:
+            odd.append(entry)  # an odd side file: reported by the careful path
+            continue
+        found.seen += 1
+        if known is not None and known.get(entry.path) == (st.st_size, st.st_mtime_ns):
+            continue
+        plain.append((entry, st))
+    if not (plain or odd):
+        return
+    listed = {e.name: e for e in entries}
+    walk.listed = listed
+    for entry, st in plain:
+        stem = entry.name[: -len(".jsonl")]
+        meta = listed.get(stem + ".meta.json")
+        found.files.append(
+            FoundFile(
+                entry.path,
+                claude.SOURCE,
+                st.st_size,
+                st.st_mtime_ns,
+                stem[6:],
+                subagent=True,
+                parent_hint=parent,
+                meta_path=meta.path if meta is not None else None,
+            )
+        )
+    if not odd:
+        return
+    agents: list[Child] = []
+    for entry in sorted(odd, key=lambda e: (_is_link(e), e.name)):
+        walk._judge(entry, _subagent, _never, [], agents)
+    for agent in agents:
         stem = agent.name[: -len(".jsonl")]
         # Judged for every agent, changed or not: an odd side file is reported on each walk.
-        meta = walk.listed_side_file(stem + ".meta.json")
+        meta_path = walk.listed_side_file(stem + ".meta.json")
         if not found.wants(agent.path, agent.st.st_size, agent.st.st_mtime_ns):
             continue
         found.files.append(
@@ -324,7 +408,7 @@ def _subagents(walk: _Walk, folder: str, parent: str, found: Discovery) -> None:
                 stem[6:],
                 subagent=True,
                 parent_hint=parent,
-                meta_path=meta,
+                meta_path=meta_path,
             )
         )
 

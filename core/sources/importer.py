@@ -16,6 +16,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import sqlite3
 import sys
 import time
 import types
@@ -49,7 +50,7 @@ from core.sources.report import (
 from core.sources.safe_files import is_utf8_name
 from core.sources.worker import FileResult, FileTask, parse_batch, watch_parent
 from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store
-from core.store.imports import record_import_samples
+from core.store.imports import file_stats_at, record_import_samples
 
 FIRST_BATCH_FILES, FIRST_BATCH_BYTES = 24, 4 * 1024 * 1024
 BATCH_FILES, BATCH_BYTES = 256, 24 * 1024 * 1024
@@ -65,16 +66,23 @@ ProgressCallback = Callable[[ImportProgress], None]
 
 
 def _discover(
-    claude_dir: Path, codex_dir: Path, stat_rows: Iterable[tuple[str, int, int]] = ()
+    claude_dir: Path,
+    codex_dir: Path,
+    index: Path | Iterable[tuple[str, int, int]] = (),
 ) -> tuple[discovery.Discovery, set[str]]:
-    """Walk both trees; keep only the files whose ``(size, mtime_ns)`` differ from
-    ``stat_rows`` (the index's), newest first. Also: which kept files the index knows.
+    """Walk both trees; keep only the files whose ``(size, mtime_ns)`` differ from the
+    index's, newest first. Also: which kept files the index knows.
 
-    Runs in a thread: the walk, the comparison and the sort never touch the
-    event loop, and an unchanged file is counted, not held.
+    ``index``: the store's file (its stats are read here, see
+    :func:`core.store.imports.file_stats_at`) or its ``(path, size, mtime_ns)``
+    rows. Runs in a thread: the query, the walk, the comparison and the sort
+    never touch the event loop, and an unchanged file is counted, not held.
     """
-    known = {str(path): (int(size), int(mtime)) for path, size, mtime in stat_rows}
-    found = discovery.Discovery(keep=lambda path, size, mtime: known.get(path) != (size, mtime))
+    if isinstance(index, Path):
+        known = file_stats_at(index)
+    else:
+        known = {str(path): (int(size), int(mtime)) for path, size, mtime in index}
+    found = discovery.Discovery(known=known)
     discovery.discover_claude(claude_dir, found)
     discovery.discover_codex(codex_dir, found)
     found.files.sort(key=lambda f: (f.mtime_ns, f.path), reverse=True)
@@ -541,19 +549,23 @@ async def _import_all(
     t0 = time.perf_counter()
     claude_root = discovery.claude_root(claude_dir)
     codex_root = discovery.codex_root(codex_dir)
-    # One query for what the index knows and one for the files with problems
-    # (what the report lists when nothing changes), then the walk and the
-    # comparison in a thread: three waits on the event loop, no work on it.
-    stat_rows = await store.imports.file_stat_rows()
+    # The files with problems (what the report lists when nothing changes) on the
+    # store's reader, beside one thread that reads the index's file stats, walks
+    # and compares: two waits on the event loop, no work on it.
     early_problems = asyncio.ensure_future(store.imports.file_problems(SKIPS_IN_REPORT))
     try:
-        found, changed_known = await asyncio.to_thread(
-            _discover, claude_root, codex_root, stat_rows
-        )
+        try:
+            found, changed_known = await asyncio.to_thread(
+                _discover, claude_root, codex_root, store.path
+            )
+        except sqlite3.Error:  # not openable on its own (read-only mount): ask the store
+            stats = await store.imports.file_stat_rows()
+            found, changed_known = await asyncio.to_thread(
+                _discover, claude_root, codex_root, stats
+            )
     except BaseException:
         early_problems.cancel()
         raise
-    del stat_rows
     rows = await store.imports.file_rows(sorted(changed_known)) if changed_known else {}
     tasks = _plan(found.files, rows)
     if not search_text:

@@ -9,7 +9,9 @@ file was read (docs/import.md).
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 
 import aiosqlite
 
@@ -25,6 +27,23 @@ from core.store.rows import (
 )
 
 _BUSY = (SessionState.RUNNING.value, SessionState.PENDING.value)
+_STATS_SQL = "SELECT path, size, mtime_ns FROM source_files"
+
+
+def file_stats_at(store_path: Path) -> dict[str, tuple[int, int]]:
+    """``path -> (size, mtime_ns)`` of every indexed file, read without the event loop.
+
+    For a re-scan's thread: one query on a short-lived read-only connection
+    (its own WAL snapshot), rows turned into the dict as they come, so a large
+    index is never held twice. Raises ``sqlite3.Error`` when the file cannot be
+    opened that way (the caller then asks :meth:`ImportsRepository.file_stat_rows`).
+    """
+    conn = sqlite3.connect(f"{store_path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        conn.execute("PRAGMA busy_timeout = 5000")
+        return {str(p): (int(s), int(m)) for p, s, m in conn.execute(_STATS_SQL)}
+    finally:
+        conn.close()
 
 
 # A window the session already has stays when it was clamped, when the import
@@ -77,7 +96,7 @@ class ImportsRepository:
         One query; the caller turns them into whatever it compares with (in a
         thread, for a large index).
         """
-        rows = await self._db.fetch_all("SELECT path, size, mtime_ns FROM source_files")
+        rows = await self._db.fetch_all(_STATS_SQL)
         return rows  # type: ignore[return-value]  # sqlite3.Row unpacks as a tuple
 
     async def file_rows(self, paths: Sequence[str]) -> dict[str, SourceFileRow]:
