@@ -2,7 +2,8 @@
 
 Follow-up races: 2..8 long-lived racer processes (``racer.py``) get the same
 follow-up at the same instant each round; exactly one wins, the others get
-``agent_busy``, and exactly one run is recorded.
+``agent_busy``, and exactly one run is recorded. The winner's run is held by a gate
+until the others have answered, so a racer the machine schedules late still races.
 
 Import races: 2..4 ``delegate import`` processes of the same trees start
 together on an empty store; all succeed (no ``database is locked`` escapes)
@@ -42,10 +43,15 @@ RACER = Path(__file__).with_name("racer.py")
 ROOT = Path(__file__).resolve().parents[2]
 ROUND_TIMEOUT_S = 60.0
 IMPORT_TIMEOUT_S = 300.0
-# Each streamed word waits this long: the winner holds the session ~0.5 s, far
-# longer than the gap between racers released together.
-# (The reply echoes the prompt: five words.)
-RACER_DELAY = 0.1
+# The winner's run stops after its first word until the gate file appears, and the
+# gate opens only once every other racer has answered: however slowly a loaded
+# machine schedules a racer, it tries while the winner holds the session. (Timing
+# alone, a run of ~0.5 s, let a racer scheduled later win a second, legal turn.)
+RACER_DELAY = 0.01
+GATE_NAME = "race-gate"
+# How long the others get to answer busy; only a second winner, held by the gate
+# too, makes the round wait this long.
+OTHERS_TIMEOUT_S = 30.0
 
 
 def _racers(work: Path, data: Path, count: int, tag: str) -> list[subprocess.Popen[str]]:
@@ -64,21 +70,25 @@ def _racers(work: Path, data: Path, count: int, tag: str) -> list[subprocess.Pop
     ]
 
 
-def _answers(racers: list[subprocess.Popen[str]], timeout: float) -> list[dict[str, object]] | None:
-    """One answer line per racer, or None if any took longer than ``timeout``."""
+def _answers(
+    racers: list[subprocess.Popen[str]], timeout: float, enough: int | None = None
+) -> dict[int, dict[str, object]] | None:
+    """An answer line per racer (by index), or only the first ``enough`` of them; None
+    if they took longer than ``timeout`` (with ``enough``: the answers so far)."""
     answers: dict[int, dict[str, object]] = {}
     deadline = time.monotonic() + timeout
-    while len(answers) < len(racers):
+    wanted = len(racers) if enough is None else enough
+    while len(answers) < wanted:
         waiting = [r for i, r in enumerate(racers) if i not in answers]
         left = deadline - time.monotonic()
         if left <= 0:
-            return None
+            return answers if enough is not None else None
         ready, _, _ = select.select([r.stdout for r in waiting], [], [], left)
         for i, racer in enumerate(racers):
             if racer.stdout in ready and i not in answers:
                 line = racer.stdout.readline() if racer.stdout else ""
                 answers[i] = json.loads(line) if line else {"traceback": "racer exited"}
-    return [answers[i] for i in range(len(racers))]
+    return answers
 
 
 def _run_count(db: Path) -> int:
@@ -94,11 +104,18 @@ def follow_up_races(work: Path, rounds: int, *, seed: int = 13) -> Tally:
     with timed(tally):
         data = work / "race-data"
         shutil.rmtree(data, ignore_errors=True)
-        write_config(data, f'\n[agents.racer]\nrunner = "scripted"\ndelay = {RACER_DELAY}\n')
+        gate = work / GATE_NAME
+        script = work / "racer-script.json"
+        rule = {"match": ".", "reply": "[race] turn {turn}", "gate": str(gate)}
+        script.write_text(json.dumps({"rules": [rule]}))
+        write_config(
+            data,
+            f'\n[agents.racer]\nrunner = "scripted"\ndelay = {RACER_DELAY}\nscript = "{script}"\n',
+        )
         tag = new_tag()
         racers = _racers(work, data, 8, tag)
         try:
-            first = _racers_round(racers[:1], {"agent_id": "racer", "prompt": "hello"})
+            first = _racers_round(racers[:1], {"agent_id": "racer", "prompt": "hello"}, gate)
             assert first, "no first turn"
             assert first[0].get("status") == "ok", f"no first turn: {first}"
             conversation = str(first[0]["conversation_id"])
@@ -112,7 +129,7 @@ def follow_up_races(work: Path, rounds: int, *, seed: int = 13) -> Tally:
                 where = f"round {round_no} ({count} racers)"
                 before = _run_count(db)
                 request = {"conversation_id": conversation, "prompt": f"race round {round_no}"}
-                answers = _racers_round(racers[:count], request)
+                answers = _racers_round(racers[:count], request, gate)
                 if answers is None:
                     tally.hang(f"{where}: no answer within {ROUND_TIMEOUT_S:.0f} s")
                     break  # the racers are in an unknown state: stop rather than mis-count
@@ -139,14 +156,26 @@ def follow_up_races(work: Path, rounds: int, *, seed: int = 13) -> Tally:
 
 
 def _racers_round(
-    racers: list[subprocess.Popen[str]], request: dict[str, object]
+    racers: list[subprocess.Popen[str]], request: dict[str, object], gate: Path
 ) -> list[dict[str, object]] | None:
+    """Every racer's answer: the gate opens once all but one have answered (or after
+    ``OTHERS_TIMEOUT_S``, when two hold the gate: a second winner)."""
+    gate.unlink(missing_ok=True)
     line = json.dumps(request) + "\n"
     for racer in racers:  # released together: one write each, no waiting in between
         assert racer.stdin is not None
         racer.stdin.write(line)
         racer.stdin.flush()
-    return _answers(racers, ROUND_TIMEOUT_S)
+    answers = _answers(racers, OTHERS_TIMEOUT_S, enough=len(racers) - 1)
+    gate.touch()
+    if answers is None:
+        return None
+    remaining = [i for i in range(len(racers)) if i not in answers]
+    rest = _answers([racers[i] for i in remaining], ROUND_TIMEOUT_S)
+    if rest is None:
+        return None
+    answers.update((i, rest[j]) for j, i in enumerate(remaining))
+    return [answers[i] for i in range(len(racers))]
 
 
 def _judge_round(tally: Tally, where: str, answers: list[dict[str, object]], new_runs: int) -> None:
