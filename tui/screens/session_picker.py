@@ -1299,8 +1299,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                 continue  # hidden while its dismissal can be undone, or not in the scope
             elif top is None or order(session) >= top:
                 arrived.append(session)
-        for session in sorted(arrived, key=order):
-            listed.insert_session(session, 0)
+        # Newest first, in one insert (ties keep the order one-at-a-time inserts gave).
+        listed.insert_sessions(sorted(arrived, key=order)[::-1], 0)
         current = listed.highlighted_session
         if current is None or shown is None or current.conversation_id != shown.conversation_id:
             self._preview_highlighted()

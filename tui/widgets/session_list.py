@@ -3,7 +3,7 @@ search's snippets under them, sub-agents folded under their parents; paged on de
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import ClassVar
 
 from textual import events, on, work
@@ -353,11 +353,24 @@ class SessionList(ForwardsWorkerErrors, OptionList):
 
     def insert_session(self, session: Session, index: int = 0) -> None:
         """Put a session back (undo) or in front (a new launch), keeping the highlight."""
+        self.insert_sessions([session], index)
+
+    def insert_sessions(self, sessions: Sequence[Session], index: int = 0) -> None:
+        """Put ``sessions`` in at ``index``, in their order, keeping the highlight.
+
+        One re-render for all of them: the option list measures every row again on each
+        change, so rows arriving together one at a time (an import's batch) cost seconds
+        on a long list.
+        """
+        if not sessions:
+            return
         keep = self.highlighted_session
-        self.remove_session(session.conversation_id)
-        self.sessions.insert(min(index, len(self.sessions)), session)
+        for session in sessions:
+            self.remove_session(session.conversation_id)
+        at = min(index, len(self.sessions))
+        self.sessions[at:at] = sessions
         self.set_options([self._row(s) for s in self.sessions])
-        target = keep.conversation_id if keep else session.conversation_id
+        target = keep.conversation_id if keep else sessions[0].conversation_id
         self.highlighted = next(
             (i for i, s in enumerate(self.sessions) if s.conversation_id == target), 0
         )
