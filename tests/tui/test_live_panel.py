@@ -80,6 +80,28 @@ async def test_a_session_launched_by_another_process_appears_without_a_keypress(
         )
 
 
+async def test_sessions_arriving_together_are_listed_newest_first_and_the_highlight_stays(
+    data_dir: Path, make_app: AppFactory
+) -> None:
+    older = session_with("old-1", ["an older prompt", "a reply"], title="older", minutes_ago=30)
+    await insert_sessions(data_dir, [older])
+    app = make_app(data_dir, supervise=QUICK)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        assert titles(app) == ["older"]
+        # One write of three sessions (as an import's batch commits them): one update.
+        batch = [
+            session_with(f"new-{n}", ["a prompt", "a reply"], title=f"new {n}", minutes_ago=n)
+            for n in (3, 1, 2)
+        ]
+        await insert_sessions(data_dir, batch)
+        await wait_until(pilot, lambda: len(titles(app)) == 4, what="the three new rows")
+        assert titles(app) == ["new 1", "new 2", "new 3", "older"]
+        highlighted = session_list(app).highlighted_session
+        assert highlighted is not None
+        assert highlighted.title == "older"
+
+
 async def test_a_dismissal_in_another_process_removes_the_row(
     data_dir: Path, make_app: AppFactory, tmp_path: Path
 ) -> None:
