@@ -41,7 +41,7 @@ def ensure_data_dir(path: Path) -> Path:
 class AgentConfig(BaseModel):
     """One configured agent: which runner drives it and how big its context is."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     runner: Literal["scripted", "claude_code", "codex", "openai_compat"] = "scripted"
     description: str = ""
@@ -77,7 +77,7 @@ class ContextSettings(BaseModel):
     table). Levels must rise: notify < reminder < handoff < force.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     enabled: bool = True
     notify_user_at: int = Field(default=50, ge=1, le=100, description="% that warns")
@@ -133,7 +133,7 @@ def default_routes() -> dict[str, str]:
 class ReturnsSettings(BaseModel):
     """``[returns]``: compact returns between role agents (seed 002)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     routes: dict[str, str] = Field(
         default_factory=default_routes,
@@ -191,7 +191,7 @@ def builtin_agents() -> dict[str, AgentConfig]:
 class Settings(BaseModel):
     """The settings file (``config.toml`` in the data folder), merged over built-ins."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     default_agent: str = "echo"
     agents: dict[str, AgentConfig] = Field(default_factory=builtin_agents)

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     at: datetime
     conversation_id: str
@@ -284,13 +284,13 @@ HistoryEvent = Annotated[
     | ChainEnded,
     Field(discriminator="kind"),
 ]
-HISTORY_EVENT = TypeAdapter[HistoryEvent](HistoryEvent)
+HISTORY_EVENT = TypeAdapter[HistoryEvent](HistoryEvent, config=ConfigDict(defer_build=True))
 
 
 class RunOutput(BaseModel):
     """Transient: a chunk of a run's streamed reply (not stored as history)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: Literal["run_output"] = "run_output"
     conversation_id: str
@@ -306,7 +306,7 @@ class RunActivity(BaseModel):
     stored (throttled) so panels of other processes see them too.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: Literal["run_activity"] = "run_activity"
     conversation_id: str
@@ -323,7 +323,7 @@ class SessionsChanged(BaseModel):
     imports of transcripts the agents appended to.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: Literal["sessions_changed"] = "sessions_changed"
     conversation_ids: tuple[str, ...] = ()
@@ -333,7 +333,7 @@ class SessionsChanged(BaseModel):
 class RunsChanged(BaseModel):
     """Transient: runs whose status or activity changed (any process)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: Literal["runs_changed"] = "runs_changed"
     run_ids: tuple[str, ...]
@@ -349,7 +349,7 @@ class WatchStatus(BaseModel):
     why, in words a person can act on. Published at start and on every change.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: Literal["watch_status"] = "watch_status"
     transcripts: TranscriptWatching

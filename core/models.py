@@ -72,7 +72,7 @@ class Role(StrEnum):
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Usage(Strict):
@@ -167,8 +167,8 @@ class Session(Strict):
     source: str = "delegate"
     created_at: datetime
     last_interacted_at: datetime
-    metrics: SessionMetrics = SessionMetrics()
-    context: ContextUsage = ContextUsage()
+    metrics: SessionMetrics = Field(default_factory=SessionMetrics)
+    context: ContextUsage = Field(default_factory=ContextUsage)
     last_run_status: RunStatus | None = None
     # A name the user gave it in delegate (never written into another tool's files).
     name: str | None = None
@@ -319,7 +319,7 @@ class Run(Strict):
     status: RunStatus
     started_at: datetime
     finished_at: datetime | None = None
-    usage: Usage = Usage()
+    usage: Usage = Field(default_factory=Usage)
     output: str = ""
     error: str | None = None
     stderr: str | None = None  # the tail of an agent CLI's standard error

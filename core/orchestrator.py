@@ -23,18 +23,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from core import cursors, ids, process_identity
-from core.capsules.launch import CapsuleAcceptance, PreparedCapsule, prepare_capsule
-from core.capsules.registry import record_use
 from core.clock import Clock, system_clock, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
-from core.context import subagents
-from core.context.counting import PendingCounts
-from core.context.counting import estimate as estimate_tokens
-from core.context.thresholds import exhausted
-from core.context.windows import launch_window
 from core.demo_ids import demo_id
-from core.detached import GoMessage, UnavailableRunner, Worker, spawn_worker
-from core.documents.prompt import capsule_gaps, compose_launch_prompt
 from core.errors import (
     AgentBusy,
     AmbiguousId,
@@ -68,8 +59,6 @@ from core.events import (
     SessionRenamed,
     SessionRestored,
 )
-from core.gitinfo import current_branch
-from core.live_activity import LiveActivity
 from core.models import (
     DEFAULT_MESSAGE_PAGE,
     DEFAULT_SEARCH_PAGE,
@@ -103,30 +92,6 @@ from core.models import (
     Usage,
 )
 from core.redact import redact
-from core.returns.launch import (
-    PreparedRole,
-    check_roles,
-    judge,
-    make_folders,
-    plan_role,
-    record_judged,
-    return_event,
-)
-from core.returns.model import AgentRole, ReturnStep, RoleLaunch
-from core.returns.routing import Routes
-from core.runners import (
-    ConversationIdAssigned,
-    MessageOut,
-    RunCompleted,
-    RunEvent,
-    RunFailed,
-    RunRequest,
-    StderrLine,
-    TextDelta,
-    build_runner,
-)
-from core.runners.base import Runner, closing
-from core.runners.subprocess import on_process_started, stop_orphan
 from core.store import (
     HistoryEvents,
     NewCheckpoint,
@@ -136,11 +101,18 @@ from core.store import (
     SessionCopy,
     Store,
 )
-from core.store.runs import RunInFlight
-from core.tokens import count_tokens
 
 if TYPE_CHECKING:
+    from core.capsules.launch import CapsuleAcceptance, PreparedCapsule
+    from core.context.counting import PendingCounts
+    from core.detached import GoMessage, Worker
+    from core.live_activity import LiveActivity
+    from core.returns.launch import PreparedRole
+    from core.returns.model import AgentRole, ReturnStep, RoleLaunch
+    from core.runners import MessageOut, RunCompleted, RunEvent, RunFailed, RunRequest
+    from core.runners.base import Runner
     from core.sources.report import ImportProgress, ImportReport
+    from core.store.runs import RunInFlight
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -1125,6 +1097,9 @@ class AgentOrchestrator:
         routed and recorded (:meth:`return_step`) and ``ReturnAccepted`` or
         ``ReturnRejected`` goes out, before the handle's ``wait()`` returns.
         """
+        from core.returns.launch import check_roles
+        from core.returns.routing import Routes
+
         request = validate(
             AgentRequest,
             {
@@ -1212,18 +1187,24 @@ class AgentOrchestrator:
         roles: Sequence[RoleLaunch] | None, cwds: list[Path]
     ) -> list[PreparedRole | None]:
         """Each launch's role and group paths, ids checked (None: a launch with no role)."""
+        from core.returns.launch import plan_role
+
         if roles is None:
             return [None] * len(cwds)
         return [plan_role(launch, cwd) for launch, cwd in zip(roles, cwds, strict=True)]
 
     @staticmethod
     async def _role_folders(planned: PreparedRole | None) -> PreparedRole | None:
+        from core.returns.launch import make_folders
+
         return await make_folders(planned) if planned is not None else None
 
     async def _capsule_for(
         self, spec: str | None, cwd: Path, accept: CapsuleAcceptance | None
     ) -> PreparedCapsule | None:
         """The capsule a launch in ``cwd`` carries, checked (None: it carries none)."""
+        from core.capsules.launch import prepare_capsule
+
         if spec is None:
             return None
         return await prepare_capsule(
@@ -1235,6 +1216,8 @@ class AgentOrchestrator:
         )
 
     def _runner_for(self, agent_id: str | None) -> tuple[str, Runner]:
+        from core.runners import build_runner
+
         agent = agent_id or self.settings.default_agent
         config = self.settings.agents.get(agent)
         if config is None:
@@ -1257,6 +1240,8 @@ class AgentOrchestrator:
         return _existing_cwd(cwd)
 
     async def _prompt_message(self, prompt: str, run_id: str, at_us: int) -> NewMessage:
+        from core.tokens import count_tokens
+
         tokens = await asyncio.to_thread(count_tokens, prompt)
         return NewMessage(self._new_id(), Role.USER, prompt, at_us, tokens, run_id=run_id)
 
@@ -1299,6 +1284,12 @@ class AgentOrchestrator:
         and the capsule's registry row record it. As a ``role`` of a group, the prior
         hand-off block comes first and the hand-off protocol last.
         """
+        from core.context import subagents
+        from core.context.windows import launch_window
+        from core.documents.prompt import compose_launch_prompt
+        from core.gitinfo import current_branch
+        from core.runners import RunRequest
+
         title = title_from_prompt(prompt)
         injected = capsule.injected if capsule is not None else None
         prompt = compose_launch_prompt(prompt, capsule=injected)
@@ -1397,6 +1388,8 @@ class AgentOrchestrator:
         at: datetime,
     ) -> None:
         """The capsule's registry row names the session that used it; history says so."""
+        from core.capsules.registry import record_use
+
         injected = capsule.injected
         await record_use(self.store, injected.document_id, conversation_id)
         await self._emit(
@@ -1423,6 +1416,8 @@ class AgentOrchestrator:
         self, conversation_id: str, agent_id: str | None
     ) -> tuple[str, Runner, Path]:
         """The agent, runner and folder of a follow-up, checked before anything is written."""
+        from core.context.thresholds import exhausted
+
         session = await self.store.sessions.get(conversation_id)
         refusal = await exhausted(self.store, self.settings, session)
         if refusal is not None:
@@ -1439,6 +1434,8 @@ class AgentOrchestrator:
         owner: process_identity.ProcessIdentity | None = None,
     ) -> tuple[RunRequest, HistoryEvent]:
         """Claim the session for a follow-up run (owned by ``owner``, else this process)."""
+        from core.runners import RunRequest
+
         now = self.clock()
         at_us = to_us(now)
         run_id = self._new_id()
@@ -1486,6 +1483,8 @@ class AgentOrchestrator:
 
     async def _with_parent_notes(self, conversation_id: str, prompt: str) -> str:
         """``prompt`` after the notes recorded for this session since its last run began."""
+        from core.context import subagents
+
         since_us = await self.store.runs.last_started_us(conversation_id)
         notes = await self.store.history.child_notes(conversation_id, since_us)
         return subagents.with_notes(prompt, [n for n in notes if isinstance(n, ChildClamped)])
@@ -1497,6 +1496,8 @@ class AgentOrchestrator:
         is its newest compact summary (the conversation as the agent keeps it;
         its instructions live in the agent's own files, not in the transcript).
         """
+        from core.context import subagents
+
         transcript = await self.store.imports.transcript_for(parent.conversation_id)
         if transcript is None:
             return await self.store.messages.in_categories(
@@ -1539,6 +1540,8 @@ class AgentOrchestrator:
         without writing anything, so a front end can say so before the prompt is
         typed. The answer can change by the time the prompt is sent.
         """
+        from core.context.thresholds import exhausted
+
         try:
             # A follow-up goes to the newest session of a hand-off chain: ask about that one.
             named = await self.resolve_id(conversation_id)
@@ -1606,6 +1609,18 @@ class AgentOrchestrator:
         self, handle: RunHandle, runner: Runner, request: RunRequest, started: HistoryEvent
     ) -> Run:
         """Drive the runner, store what it says, and close the run whatever happens."""
+        from core.live_activity import LiveActivity
+        from core.runners import (
+            ConversationIdAssigned,
+            MessageOut,
+            RunCompleted,
+            RunFailed,
+            StderrLine,
+            TextDelta,
+        )
+        from core.runners.base import closing
+        from core.runners.subprocess import on_process_started
+
         usage, status, error = Usage(), RunStatus.COMPLETED, None
         reply: list[str] = []
         streamed: list[str] = []  # text since the last whole assistant message
@@ -1704,6 +1719,9 @@ class AgentOrchestrator:
         Never raises: the run is stored already, and a return that cannot be recorded
         is logged (the caller then finds no step for the run).
         """
+        from core.returns.launch import judge, record_judged, return_event
+        from core.returns.routing import Routes
+
         try:
             parsed = await asyncio.to_thread(
                 judge,
@@ -1776,6 +1794,9 @@ class AgentOrchestrator:
     async def _store_reply(self, request: RunRequest, event: MessageOut) -> None:
         """Store a message at once with an estimated count; the exact count is taken
         in a thread meanwhile and applied when the run closes (core.context.counting)."""
+        from core.context.counting import PendingCounts
+        from core.context.counting import estimate as estimate_tokens
+
         now_us = to_us(self.clock())
         content = redact(event.content)
         estimated = estimate_tokens(content)
@@ -1807,6 +1828,9 @@ class AgentOrchestrator:
         store_note: bool = True,
         partial: str = "",
     ) -> Run:
+        from core.runners import MessageOut, RunCompleted
+        from core.tokens import count_tokens
+
         if partial and store_note:  # what the agent said before it was cut short is kept
             await self._store_reply(request, MessageOut(Role.ASSISTANT, partial))
         now = self.clock()
@@ -1876,6 +1900,8 @@ class AgentOrchestrator:
     async def _report_gaps(self, request: RunRequest, output: str, at: datetime) -> None:
         """A ``Capsule Gap`` the reply of a capsule-launched session reports: one history
         event each, naming the capsule, so the main agent (and a person) hears of it."""
+        from core.documents.prompt import capsule_gaps
+
         notes = capsule_gaps(output)
         if not notes:
             return
@@ -1959,6 +1985,8 @@ class AgentOrchestrator:
         while the worker's own start-up competes for the cores, loading the
         encoding would make the caller's answer wait.
         """
+        from core.tokens import count_tokens
+
         await asyncio.to_thread(count_tokens, prompt)
 
     async def _detach(
@@ -1975,6 +2003,8 @@ class AgentOrchestrator:
         owner that is not alive; a refused or cancelled record stops the worker
         before it touched anything (the handshake: core/detached.py).
         """
+        from core.detached import GoMessage, spawn_worker
+
         worker = spawn_worker(self.store.path.parent)
         try:
             request, _started = await record(worker.identity)  # the worker stores it
@@ -2028,6 +2058,10 @@ class AgentOrchestrator:
         time, host): a go message naming any other run is ``not_running``.
         Its ``started`` history event is stored here, when the run starts.
         """
+        from core.detached import UnavailableRunner
+        from core.returns.launch import plan_role
+        from core.runners import RunRequest
+
         flight = await self.store.runs.in_flight(go.run_id)
         me = process_identity.current()
         if (
@@ -2263,6 +2297,8 @@ class AgentOrchestrator:
         await self.store.runs.record_agent_process(run_id, pid, process_identity.start_time(pid))
 
     async def _stop_orphaned_agents(self, conversation_id: str) -> None:
+        from core.runners.subprocess import stop_orphan
+
         for agent in await self.store.runs.orphaned_agents(conversation_id):
             if await asyncio.to_thread(stop_orphan, agent.pid, agent.started):
                 log.warning(

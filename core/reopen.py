@@ -25,7 +25,6 @@ from core import ids
 from core.config import AgentConfig, Settings
 from core.errors import CwdMissing, InvalidRequest, NotReopenable
 from core.models import Checkpoint, Session
-from core.runners.subprocess import resolve_binary
 
 # runner -> (the source its sessions are imported as, the CLI's usual name)
 _CLIS: dict[str, tuple[str, str]] = {
@@ -112,7 +111,12 @@ def reopen_plan(
     agent_id, config = _agent_for(session, settings, runner)
     env = {**os.environ, **config.env}
     shown = config.binary or default_binary
-    executable = resolve_binary(shown, env, f"agents.{agent_id}.binary") if find_binary else shown
+    if find_binary:
+        from core.runners.subprocess import resolve_binary  # the runners: only to reopen
+
+        executable = resolve_binary(shown, env, f"agents.{agent_id}.binary")
+    else:
+        executable = shown
     args = ("--resume", cid) if runner == "claude_code" else ("resume", cid)
     return ReopenPlan(cid, source, (executable, *args), folder, env, shown)
 
@@ -223,5 +227,7 @@ def start_plan(
     agent_id, config = _agent_for(session, settings, runner)
     env = {**os.environ, **config.env}
     shown = config.binary or default_binary
+    from core.runners.subprocess import resolve_binary  # the runners: only to reopen
+
     executable = resolve_binary(shown, env, f"agents.{agent_id}.binary")
     return ReopenPlan(session.conversation_id, source, (executable, prompt), folder, env, shown)

@@ -30,6 +30,20 @@ NOT_BEFORE_FIRST_FRAME = (
     "core.search",  # search: the first frame lists without a query
     "mcp",
     "httpx",
+    # What launches, follows up and judges runs: the orchestrator imports it on first use.
+    "core.runners",  # the agents' runners (and the subprocess machinery)
+    "core.detached",  # detached workers
+    "core.live_activity",
+    "core.capsules.launch",  # a capsule carried by a launch
+    "core.capsules.registry",
+    "core.capsules.model",
+    "core.returns.launch",  # roles of a group, their prompts and hand-off schemas
+    "core.returns.prompt",
+    "core.returns.schemas",
+    "core.documents.prompt",
+    "core.context.counting",  # token counts and windows of a launch
+    "core.context.windows",
+    "core.tokens",
 )
 
 SESSION = "aaaaaaaa-0000-4000-8000-0000000000f1"

@@ -14,15 +14,15 @@ import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from core.config import DB_FILENAME, resolve_data_dir
 from core.errors import DelegateError, InternalError, InvalidRequest, StoreError
 from core.models import SessionScope, SessionSort
-from core.orchestrator import AgentOrchestrator
 from core.redact import redact, redact_data
 
 if TYPE_CHECKING:
+    from core.orchestrator import AgentOrchestrator
     from core.returns.model import RoleLaunch
 
 EXIT_OK, EXIT_ERROR = 0, 1
@@ -442,12 +442,7 @@ def _limit(value: str) -> int:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="delegate",
-        description="Terminal session manager for coding-agent delegates. "
-        "With no command, opens the session picker.",
-    )
+def _global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data-dir",
         metavar="DIR",
@@ -459,6 +454,43 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the panel lists every project (default: the git project it starts in)",
     )
+
+
+class _NotThePanel(Exception):
+    """The command line is more than the panel's options: the full parser reads it."""
+
+
+class _PanelParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _NotThePanel(message)
+
+
+def _panel_args(argv: Sequence[str] | None) -> argparse.Namespace | None:
+    """The arguments of a start with no command (the panel), or None for anything else.
+
+    Only the global options are read, so the panel's start neither builds the
+    commands' parsers nor imports their modules. Anything else (a command, ``-h``,
+    an option error) is left to :func:`build_parser`, which reads it the same way.
+    """
+    parser = _PanelParser(prog="delegate", add_help=False)
+    _global_options(parser)
+    try:
+        args, rest = parser.parse_known_args(argv)
+    except _NotThePanel:
+        return None
+    if rest:
+        return None
+    args.command = None  # as the full parser's COMMAND, when none is given
+    return args
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="delegate",
+        description="Terminal session manager for coding-agent delegates. "
+        "With no command, opens the session picker.",
+    )
+    _global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     tool = sub.add_parser("tool", help="call a JSON tool: delegate_sessions or delegate_agent")
@@ -631,6 +663,8 @@ async def _run_command(
     handler: Callable[[AgentOrchestrator, argparse.Namespace], Awaitable[int]],
     args: argparse.Namespace,
 ) -> int:
+    from core.orchestrator import AgentOrchestrator  # the commands' only: not for --help
+
     orch = await AgentOrchestrator.open(data_dir, owner_kind=getattr(args, "owner_kind", "other"))
     try:
         return await handler(orch, args)
@@ -711,8 +745,9 @@ def _report(exc: DelegateError, args: argparse.Namespace | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _panel_args(argv)
+    if args is None:
+        args = build_parser().parse_args(argv)
     try:
         return _dispatch(args)
     except DelegateError as exc:

@@ -19,7 +19,6 @@ from core.events import ChainEnded
 from core.models import Session
 from core.orchestrator import AgentOrchestrator
 from core.returns.model import END, INVALID_RETURN, AgentRole, ReturnStep
-from core.returns.schemas import validate_handoff
 from core.store.returns import ReturnSession
 
 SESSIONS_LOOKED_AT: Final = 50
@@ -161,6 +160,8 @@ def read_handoff_view(
         return HandoffView(path, problem=f"{path} holds JSON, but not an object")
     text = json.dumps(data, indent=2, ensure_ascii=False)
     if role is not None:
+        from core.returns.schemas import validate_handoff  # its models: built on first use
+
         try:
             validate_handoff(role, data, where=file.name)
         except DelegateError as exc:
