@@ -49,14 +49,15 @@ NOT_BEFORE_FIRST_FRAME = (
 SESSION = "aaaaaaaa-0000-4000-8000-0000000000f1"
 
 PROBE = r"""
-import asyncio, json, sys
+import asyncio, gc, json, sys
 from pathlib import Path
 
 from tui.app import create_app
 from tui.widgets.session_list import SessionList
 
 data_dir, claude_dir, codex_dir = map(Path, sys.argv[1:4])
-app = create_app(data_dir, import_sources=(claude_dir, codex_dir))
+gc.disable()  # as `delegate` starts the panel: paused until the picker is shown
+app = create_app(data_dir, import_sources=(claude_dir, codex_dir), resume_collector=True)
 seen = {}
 original = app._display  # every frame Textual shows goes through here
 
@@ -90,6 +91,7 @@ async def main():
             await asyncio.sleep(0.01)
         await pilot.pause()
         seen["later"] = sorted(sys.modules)
+        seen["collecting"] = gc.isenabled()
 
 
 asyncio.run(main())
@@ -166,3 +168,5 @@ def test_first_frame_imports_nothing_it_does_not_draw(tmp_path: Path) -> None:
     # The deferred work did run, after that frame: the re-scan and the preview's Markdown.
     assert _loaded(seen["later"], "core.sources.importer")
     assert _loaded(seen["later"], "rich.markdown")
+    # The garbage collector, paused for the start, is back on once the picker is shown.
+    assert seen["collecting"]

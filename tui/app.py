@@ -68,8 +68,10 @@ class DelegateApp(App[None]):
         supervise: Supervision | None = None,
         scope_cwd: Path | None = None,
         all_projects: bool = False,
+        resume_collector: bool = False,
     ) -> None:
         super().__init__()
+        self._resume_collector = resume_collector
         self._scope_cwd = scope_cwd
         self._all_projects = all_projects
         self._supervision = supervise
@@ -122,6 +124,9 @@ class DelegateApp(App[None]):
         # keep it out of the full collections the garbage collector runs while the
         # user scrolls, which would otherwise stall a frame for tens of milliseconds.
         gc.freeze()
+        if self._resume_collector:  # paused for the start (tui.cli.run_app): back on
+            self._resume_collector = False
+            gc.enable()
 
     @on(SessionList.Loaded)
     def _first_page(self, event: SessionList.Loaded) -> None:
@@ -237,6 +242,7 @@ def create_app(
     supervise: Supervision | None = Supervision(),  # noqa: B008 (frozen, shared safely)
     scope_cwd: Path | None = None,
     all_projects: bool = False,
+    resume_collector: bool = False,
 ) -> DelegateApp:
     """The app over the store in ``data_dir``; shared by the CLI and the tests.
 
@@ -253,7 +259,8 @@ def create_app(
     solid (screenshots). ``scope_cwd`` is the folder the panel started in: inside a
     git repository the list covers that project (worktrees included) unless
     ``all_projects`` or the ``scope = "all"`` setting says every project; None lists
-    every project.
+    every project. ``resume_collector``: the caller paused the garbage collector for
+    the start; the app turns it back on once the picker is shown.
     """
 
     async def open_orchestrator() -> AgentOrchestrator:
@@ -279,4 +286,5 @@ def create_app(
         supervise=supervise,
         scope_cwd=scope_cwd,
         all_projects=all_projects,
+        resume_collector=resume_collector,
     )

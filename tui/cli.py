@@ -678,24 +678,34 @@ def run_app(data_dir: Path, *, all_projects: bool = False) -> int:
     Settings (and the keymap's binding ids) are checked before the App exists,
     so a broken ``config.toml`` is one line and exit 1, never a traceback.
     """
+    import gc
+
     from core.config import load_settings
     from tui.keymap_check import check_keymap
-    from tui.start import collector_paused
 
-    with collector_paused():  # Textual and the panel: see collector_paused
+    # Paused from Textual's import until the picker is on screen (the app turns it back
+    # on): what the start builds lives as long as the app (see tui.start.collector_paused),
+    # and the young collections its first frame triggers would only delay the rows.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
         from tui.app import create_app
 
-    settings = load_settings(data_dir)
-    check_keymap(settings.keymap)
-    _check_store(data_dir / DB_FILENAME)
-    app = create_app(
-        data_dir,
-        import_sources=(None, None),
-        settings=settings,
-        scope_cwd=Path.cwd(),
-        all_projects=all_projects,
-    )
-    app.run()
+        settings = load_settings(data_dir)
+        check_keymap(settings.keymap)
+        _check_store(data_dir / DB_FILENAME)
+        app = create_app(
+            data_dir,
+            import_sources=(None, None),
+            settings=settings,
+            scope_cwd=Path.cwd(),
+            all_projects=all_projects,
+            resume_collector=collecting,
+        )
+        app.run()
+    finally:
+        if collecting:
+            gc.enable()
     return app.return_code or EXIT_OK
 
 
