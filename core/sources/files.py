@@ -17,12 +17,13 @@ Every skip is counted and named in the import report.
 
 from __future__ import annotations
 
+import operator
 import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core.sources import claude, codex
 from core.sources.safe_files import file_kind, is_utf8_name, shown_path
@@ -113,6 +114,19 @@ def _is_link(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+_NAME = operator.attrgetter("name")
+
+
+def _by_name(entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
+    """Sorted by name, symlinks after everything else (so a folder is walked under
+    its own name rather than an alias's)."""
+    entries.sort(key=_NAME)
+    links = [e for e in entries if _is_link(e)]
+    if not links:
+        return entries
+    return [e for e in entries if not _is_link(e)] + links
+
+
 def _inside(path: str, bounds: tuple[str, ...]) -> bool:
     return any(path == b or path.startswith(b + os.sep) for b in bounds)
 
@@ -125,9 +139,11 @@ def _always(_name: str) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class Child:
-    """A folder or regular file found in a folder, with its (followed) stat."""
+class Child(NamedTuple):
+    """A folder or regular file found in a folder, with its (followed) stat.
+
+    A named tuple: one is built per file of every walk, and a tuple is the
+    cheapest immutable record to build."""
 
     entry: os.DirEntry[str]
     st: os.stat_result
@@ -180,11 +196,29 @@ class _Walk:
         """
         found_dirs: list[Child] = []
         found_files: list[Child] = []
-        entries = sorted(_entries(path, self.found), key=lambda e: (_is_link(e), e.name))
+        entries = _by_name(_entries(path, self.found))
         self.listed = {e.name: e for e in entries}
         for entry in entries:
-            self._judge(entry, files, dirs, found_dirs, found_files)
+            if not self._plain_file(entry, files, found_files):
+                self._judge(entry, files, dirs, found_dirs, found_files)
         return found_dirs, found_files
+
+    @staticmethod
+    def _plain_file(entry: os.DirEntry[str], files: NamePredicate, found: list[Child]) -> bool:
+        """The hot path of :meth:`children`: a wanted file the listing says is a plain
+        file (not a link, not a folder) with an ASCII name costs one ``stat``. False
+        for anything else, which :meth:`_judge` then weighs with care."""
+        name = entry.name
+        try:
+            if not (name.isascii() and entry.is_file(follow_symlinks=False) and files(name)):
+                return False
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            return False  # replaced since the listing: judged again
+        found.append(Child(entry, st, False))
+        return True
 
     def _judge(
         self,
