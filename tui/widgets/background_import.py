@@ -6,6 +6,8 @@ status panel shows ("importing 120/3900 files (3%)", or what the import skipped)
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -17,10 +19,30 @@ from core.errors import DelegateError
 from core.sources.report import ImportProgress, ImportReport
 from tui.workers import ForwardsWorkerErrors
 
+SCAN_NOTE_AFTER_S = 0.5
+"""A scan this long (a huge tree, a slow disk) is shown; a usual one is not."""
+SCANNING_NOTE = "looking for new sessions…"
+
 ImportRoots = tuple[Path | None, Path | None]  # (Claude Code dir, Codex dir); None: default
 Importer = Callable[
     [Path | None, Path | None, Callable[[ImportProgress], None]], Awaitable[ImportReport]
 ]
+
+
+async def settled(window_s: float = 0.02, max_wait_s: float = 1.0) -> None:
+    """Wait until this process is mostly idle (at most ``max_wait_s``).
+
+    The import's walk runs in a thread, but it shares the interpreter with the
+    screen: started while the panel is still drawing its start (the status, the
+    history, the supervisor), each waits on the other. Idle means a ``window_s``
+    in which the process used under a tenth of the time on the CPU.
+    """
+    deadline = time.monotonic() + max_wait_s
+    while time.monotonic() < deadline:
+        cpu = time.process_time()
+        await asyncio.sleep(window_s)
+        if time.process_time() - cpu < window_s / 10:
+            return
 
 
 class BackgroundImport(ForwardsWorkerErrors, Widget):
@@ -31,12 +53,13 @@ class BackgroundImport(ForwardsWorkerErrors, Widget):
     """
 
     class Progressed(Message):
-        """The note changed; ``sessions_changed`` when rows were added or updated
-        (the first batch of a run, and its end). Handle with
+        """The note changed to ``note``; ``sessions_changed`` when rows were added or
+        updated (the first batch of a run, and its end). Handle with
         ``on_background_import_progressed``."""
 
-        def __init__(self, sessions_changed: bool) -> None:
+        def __init__(self, note: str, sessions_changed: bool) -> None:
             super().__init__()
+            self.note = note
             self.sessions_changed = sessions_changed
 
     def __init__(self, run_import: Importer, roots: ImportRoots) -> None:
@@ -52,30 +75,47 @@ class BackgroundImport(ForwardsWorkerErrors, Widget):
 
     @work(group="import", name="importing sessions", exclusive=True, exit_on_error=False)
     async def start(self) -> None:
-        """Index on-disk transcripts; the first committed batch shows up at once."""
+        """Index on-disk transcripts; the first committed batch shows up at once.
+
+        Quiet while nothing needs reading: a warm start whose transcripts did not
+        change leaves the screen alone, so the panel does no work beside the scan
+        (its walk shares the interpreter with the screen; docs/benchmarks.md). A
+        scan still going after ``SCAN_NOTE_AFTER_S`` says so.
+        """
+        await settled()
+        if self.stopped:
+            return
         shown_first_batch = False
+        scanning = self.set_timer(SCAN_NOTE_AFTER_S, lambda: self._say(SCANNING_NOTE))
 
         def progress(update: ImportProgress) -> None:
             nonlocal shown_first_batch
-            if self.stopped:
+            scanning.stop()
+            if self.stopped or update.phase == "done":
                 return
-            if update.phase == "reading" and update.files_total:
-                percent = 100 * update.bytes_done // max(1, update.bytes_total)
-                self.note = f"importing {update.files_done}/{update.files_total} files ({percent}%)"
             first = bool(update.sessions_added + update.sessions_updated) and not shown_first_batch
             shown_first_batch = shown_first_batch or first
-            self.post_message(self.Progressed(first))
+            if update.files_total:
+                percent = 100 * update.bytes_done // max(1, update.bytes_total)
+                self._say(
+                    f"importing {update.files_done}/{update.files_total} files ({percent}%)", first
+                )
 
-        self.note = "importing…"
-        self.post_message(self.Progressed(False))
         claude_dir, codex_dir = self.roots
         try:
             report = await self._run_import(claude_dir, codex_dir, progress)
         except DelegateError as exc:
-            self.note = f"import failed: {exc.message}"
-            self.post_message(self.Progressed(False))
+            self._say(f"import failed: {exc.message}")
             return
+        finally:
+            scanning.stop()
         if self.stopped:
             return
-        self.note = report.problem_line or ""
-        self.post_message(self.Progressed(bool(report.sessions_added or report.sessions_updated)))
+        self._say(report.problem_line or "", bool(report.sessions_added or report.sessions_updated))
+
+    def _say(self, note: str, sessions_changed: bool = False) -> None:
+        """Tell the panel when the note or the sessions changed; nothing otherwise."""
+        if self.stopped or (note == self.note and not sessions_changed):
+            return
+        self.note = note
+        self.post_message(self.Progressed(note, sessions_changed))
