@@ -10,12 +10,13 @@ files of a bounded size are read.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import uuid
 from pathlib import Path
 
-from core.errors import DocumentInvalid
+from core.errors import DelegateError, DocumentInvalid
 
 DELEGATE_DIR = ".delegate"
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -89,32 +90,48 @@ def read_capped(fd: int, max_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_regular_text(path: Path, *, what: str, max_bytes: int) -> str:
+def read_regular_text(
+    path: Path,
+    *,
+    what: str,
+    max_bytes: int,
+    folder: int | None = None,
+    error: type[DelegateError] = DocumentInvalid,
+    too_big_hint: str = "",
+) -> str:
     """A regular file's UTF-8 text (no symlink, no FIFO), at most ``max_bytes``.
 
-    Raises :class:`DocumentInvalid` naming ``what`` the file was meant to be.
+    ``folder``: an open folder handle to read ``path.name`` in (a walk that holds
+    each folder open, so no link swapped in above the file is followed). Raises
+    ``error`` (:class:`DocumentInvalid` unless told) naming ``what`` the file was
+    meant to be; ``too_big_hint`` says where a longer text belongs.
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | _NO_FOLLOW
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, flags) if folder is None else os.open(path.name, flags, dir_fd=folder)
     except FileNotFoundError:
-        raise DocumentInvalid(f"no {what} file at {path}") from None
+        raise error(f"no {what} file at {path}") from None
     except OSError as exc:
-        raise DocumentInvalid(f"cannot open {path} as a {what}: {exc.strerror}") from None
+        if exc.errno == errno.ELOOP:
+            raise error(
+                f"{path} is a symbolic link; a {what} file must be a regular file"
+            ) from None
+        raise error(f"cannot open {path} as a {what} file: {exc.strerror}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise DocumentInvalid(f"{path} is not a regular file")
+            raise error(f"{path} is not a regular file; a {what} file must be one")
         if info.st_size > max_bytes:
-            raise DocumentInvalid(
-                f"{path} is {info.st_size:,} bytes; a {what} is at most {max_bytes:,} bytes"
+            raise error(
+                f"{path} is {info.st_size:,} bytes; a {what} file is at most {max_bytes:,}"
+                f" bytes{too_big_hint}"
             )
         data = read_capped(fd, max_bytes)
     finally:
         os.close(fd)
     if len(data) > max_bytes:
-        raise DocumentInvalid(f"{path} grew past {max_bytes:,} bytes while being read")
+        raise error(f"{path} grew past {max_bytes:,} bytes while being read")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise DocumentInvalid(f"{path} is not UTF-8 text") from None
+        raise error(f"{path} is not UTF-8 text") from None

@@ -25,7 +25,6 @@ from typing import Final
 from core.documents.safe_files import (
     DELEGATE_DIR,
     ensure_folders,
-    read_capped,
     read_regular_text,
     replace_file,
 )
@@ -102,42 +101,11 @@ def _not_a_folder(path: Path) -> str:
     )
 
 
-def _read_in(folder: int, name: str, path: Path) -> str:
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | _NO_FOLLOW
-    try:
-        fd = os.open(name, flags, dir_fd=folder)
-    except FileNotFoundError:
-        raise HandoffFileInvalid(f"no hand-off file at {path}") from None
-    except OSError as exc:
-        raise HandoffFileInvalid(
-            f"{path} cannot be opened as a hand-off file ({exc.strerror}); it must be a"
-            " regular file, not a symbolic link"
-        ) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise HandoffFileInvalid(f"{path} is not a regular file; a hand-off file must be one")
-        if info.st_size > MAX_HANDOFF_BYTES:
-            raise HandoffFileInvalid(
-                f"{path} is {info.st_size:,} bytes; a hand-off file is at most"
-                f" {MAX_HANDOFF_BYTES:,} bytes (put long reports in the artifacts folders)"
-            )
-        data = read_capped(fd, MAX_HANDOFF_BYTES)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_HANDOFF_BYTES:
-        raise HandoffFileInvalid(f"{path} grew past {MAX_HANDOFF_BYTES:,} bytes while being read")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise HandoffFileInvalid(f"{path} is not UTF-8 text") from None
-
-
 def _read_text(paths: GroupPaths, role: AgentRole) -> str:
     path = paths.handoff_file(role)
     if _DIR_FDS:
         with _handoffs_folder(paths, path, create=False) as folder:
-            return _read_in(folder, path.name, path)
+            return _read_handoff(path, folder)
     here = paths.repo
     for part in _folder_parts(paths):  # no folder handles: lstat each level
         here = here / part
@@ -147,10 +115,18 @@ def _read_text(paths: GroupPaths, role: AgentRole) -> str:
             raise HandoffFileInvalid(f"no hand-off file at {path}") from None
         if not stat.S_ISDIR(mode):
             raise HandoffFileInvalid(_not_a_folder(here))
-    try:
-        return read_regular_text(path, what="hand-off", max_bytes=MAX_HANDOFF_BYTES)
-    except DocumentInvalid as exc:
-        raise HandoffFileInvalid(str(exc)) from None
+    return _read_handoff(path)
+
+
+def _read_handoff(path: Path, folder: int | None = None) -> str:
+    return read_regular_text(
+        path,
+        what="hand-off",
+        max_bytes=MAX_HANDOFF_BYTES,
+        folder=folder,
+        error=HandoffFileInvalid,
+        too_big_hint=" (put long reports in the artifacts folders)",
+    )
 
 
 def _refuse_constant(name: str) -> object:
