@@ -138,32 +138,23 @@ def _three(summary: Sequence[str]) -> tuple[str, str, str]:
 
 def return_event(step: ReturnStep, agent_id: str, at: datetime) -> ReturnAccepted | ReturnRejected:
     """The history event a recorded step makes."""
-    conversation_id, run_id = step.conversation_id or "", step.run_id or ""
+    common = {
+        "at": at,
+        "conversation_id": step.conversation_id or "",
+        "run_id": step.run_id or "",
+        "agent_id": agent_id,
+        "artifacts_session": step.artifacts_session,
+        "group_id": step.group_id,
+        "role": step.role.value,
+        "tokens": step.tokens,
+    }
     if step.rule is not None:
-        return ReturnRejected(
-            at=at,
-            conversation_id=conversation_id,
-            run_id=run_id,
-            agent_id=agent_id,
-            artifacts_session=step.artifacts_session,
-            group_id=step.group_id,
-            role=step.role.value,
-            rule=step.rule,
-            reason=step.reason,
-            tokens=step.tokens,
-        )
+        return ReturnRejected(**common, rule=step.rule, reason=step.reason)
     return ReturnAccepted(
-        at=at,
-        conversation_id=conversation_id,
-        run_id=run_id,
-        agent_id=agent_id,
-        artifacts_session=step.artifacts_session,
-        group_id=step.group_id,
-        role=step.role.value,
+        **common,
         status=step.status,
         summary=step.summary,
         next_role=step.next_role,
         handoff_path=step.handoff_path,
-        tokens=step.tokens,
         display=step_display(step),
     )
