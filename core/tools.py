@@ -87,6 +87,35 @@ async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[st
         return exc.to_payload()
 
 
+async def _launch(
+    orch: AgentOrchestrator,
+    request: AgentRequest,
+    *,
+    conversation_id: str | None = None,
+    roles: list[RoleLaunch] | None = None,
+) -> list[RunHandle]:
+    """Start what a ``delegate_agent`` request asks for: plain runs, or role runs
+    (``roles``: a batch item's group is its launch's, not a run option)."""
+    batch = None
+    if request.batch:
+        leave_out = {"group_id"} if roles is not None else set()
+        batch = [b.model_dump(exclude_none=True, exclude=leave_out) for b in request.batch]
+    return await orch.delegate(
+        prompt=request.prompt,
+        agent_id=request.agent_id,
+        conversation_id=conversation_id,
+        batch=batch,
+        cwd=request.cwd,
+        mode=request.mode,
+        parent_id=request.parent_id,
+        capsule=request.capsule,
+        accept=CapsuleAcceptance(
+            allow_secrets=request.allow_secrets, accept_stale=request.accept_stale
+        ),
+        roles=roles,
+    )
+
+
 def run_payload(handle: RunHandle, run: Run | None) -> dict[str, Any]:
     """A run as the tool answers it; ``run`` None: a detached run just handed to its worker."""
     body: dict[str, Any] = {
@@ -129,21 +158,7 @@ async def delegate_agent(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, 
         request = validate(AgentRequest, parse_request(raw))
         if request.agent_role is not None:
             return await delegate_roles(orch, request)
-        handles = await orch.delegate(
-            prompt=request.prompt,
-            agent_id=request.agent_id,
-            conversation_id=request.conversation_id,
-            batch=[b.model_dump(exclude_none=True) for b in request.batch]
-            if request.batch
-            else None,
-            cwd=request.cwd,
-            mode=request.mode,
-            parent_id=request.parent_id,
-            capsule=request.capsule,
-            accept=CapsuleAcceptance(
-                allow_secrets=request.allow_secrets, accept_stale=request.accept_stale
-            ),
-        )
+        handles = await _launch(orch, request, conversation_id=request.conversation_id)
         runs = [None if h.detached else await h.wait() for h in handles]
         payloads = [run_payload(h, r) for h, r in zip(handles, runs, strict=True)]
         if request.batch is not None:
@@ -190,21 +205,7 @@ async def delegate_roles(orch: AgentOrchestrator, request: AgentRequest) -> dict
         launches.append(RoleLaunch(role, session, group, previous))
     if request.chain:
         return await chain_request(orch, request, launches)
-    handles = await orch.delegate(
-        prompt=request.prompt,
-        agent_id=request.agent_id,
-        batch=[b.model_dump(exclude_none=True, exclude={"group_id"}) for b in request.batch]
-        if request.batch
-        else None,
-        cwd=request.cwd,
-        mode=request.mode,
-        parent_id=request.parent_id,
-        capsule=request.capsule,
-        accept=CapsuleAcceptance(
-            allow_secrets=request.allow_secrets, accept_stale=request.accept_stale
-        ),
-        roles=launches,
-    )
+    handles = await _launch(orch, request, roles=launches)
     payloads = []
     for handle, launch in zip(handles, launches, strict=True):
         step = None
