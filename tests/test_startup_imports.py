@@ -44,6 +44,8 @@ NOT_BEFORE_FIRST_FRAME = (
     "core.context.counting",  # token counts and windows of a launch
     "core.context.windows",
     "core.tokens",
+    "tui.modals.confirm_quit",  # asked on quitting with runs in flight
+    "tui.modals.error",  # shown when a worker fails
 )
 
 SESSION = "aaaaaaaa-0000-4000-8000-0000000000f1"

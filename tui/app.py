@@ -17,8 +17,6 @@ from core.errors import DelegateError
 from core.orchestrator import AgentOrchestrator
 from tui.list_scope import ListScope
 from tui.live import LOG_FILENAME, Supervision, log_core_to
-from tui.modals.confirm_quit import ConfirmQuit
-from tui.modals.error import ErrorModal
 from tui.screens.session_picker import SessionPickerScreen
 from tui.widgets.background_import import ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS
@@ -165,6 +163,8 @@ class DelegateApp(App[None]):
         """Quit; ask first when ``ask`` (a bare letter was pressed) or runs are in flight."""
         in_flight = self.runs_in_flight()
         if ask or in_flight:
+            from tui.modals.confirm_quit import ConfirmQuit  # only when asking
+
             if isinstance(self.screen, ConfirmQuit):
                 return
 
@@ -213,6 +213,8 @@ class DelegateApp(App[None]):
                 markup=False,
             )
             return
+        from tui.modals.error import ErrorModal  # only when something failed
+
         self.push_screen(ErrorModal(event.what, event.error))
 
     # --- cursor blink (off for deterministic screenshots) ---------------------
