@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class UnreadableFile(_Model):
