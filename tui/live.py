@@ -9,6 +9,7 @@ a field here, so tests shrink them through ``create_app(supervise=...)``.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from logging.handlers import RotatingFileHandler
@@ -16,6 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from textual.message_pump import MessagePump
+    from textual.timer import Timer
+
     from core.orchestrator import AgentOrchestrator
     from core.supervisor import Supervisor
 
@@ -58,6 +62,59 @@ class Supervision:
             # (with its progress on screen); a second full scan would only compete.
             catch_up=False,
         )
+
+
+class Throttle:
+    """Runs ``action`` at most once every ``every_s``: at once when it last ran longer
+    ago than that, else once when the interval is up, however many calls came
+    meanwhile (the last one is never lost).
+
+    What streams in while an import runs (its batches, the rows they add) would
+    otherwise lay the screen out again per batch.
+    """
+
+    def __init__(
+        self,
+        owner: MessagePump,
+        every_s: float,
+        action: Callable[[], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._owner = owner
+        self.every_s = every_s
+        self._action = action
+        self._clock = clock
+        self._ran_at: float | None = None
+        self._timer: Timer | None = None
+
+    @property
+    def due(self) -> bool:
+        """A run is waiting for its interval."""
+        return self._timer is not None
+
+    def __call__(self) -> None:
+        if self._timer is not None:
+            return  # the waiting run will see what this call wanted
+        wait = 0.0 if self._ran_at is None else self._ran_at + self.every_s - self._clock()
+        if wait <= 0:
+            self._run()
+        else:
+            self._timer = self._owner.set_timer(wait, self._run, name="throttled update")
+
+    def now(self) -> None:
+        """Run at once (a waiting run is dropped: this one covers it)."""
+        self.cancel()
+        self._run()
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def _run(self) -> None:
+        self._timer = None
+        self._ran_at = self._clock()
+        self._action()
 
 
 def polling_note(rescan_s: float | None, reason: str | None) -> str:

@@ -62,7 +62,7 @@ from tui.commands import PickerCommands
 from tui.context_levels import Thresholds
 from tui.keys import live_keys
 from tui.list_scope import ListScope
-from tui.live import polling_note
+from tui.live import Throttle, polling_note
 from tui.modals.confirm_capsule import ConfirmCapsuleLaunch
 from tui.modals.confirm_dismiss import DEPENDANTS_SHOWN, ConfirmDismiss, ConfirmPurge
 from tui.modals.confirm_stop import ConfirmStop
@@ -108,6 +108,10 @@ EXTRA_HELP = [
     ("tab", "Focus", "Move between the list, the preview and the history cells"),
 ]
 
+
+# While rows stream in (an import's batches, a burst of runs), the list and the status
+# take what arrived at most this often: each update lays the whole screen out again.
+LIVE_EVERY_S = 0.5
 
 # What a conversation id (or its first characters) looks like: Claude Code's and
 # Codex's UUIDs, delegate's own ids.
@@ -388,6 +392,13 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._detached = False
         self._total_sessions = 0
         self._listed_total: int | None = None  # what the list covers, without a search
+        # Rows other processes changed, read and waiting for the list's next update.
+        self._arrived: dict[str, Session] = {}
+        self._gone: dict[str, None] = {}
+        self._apply_rows = Throttle(self, LIVE_EVERY_S, self._apply_arrived)
+        self._status_soon = Throttle(self, LIVE_EVERY_S, self.refresh_status)
+        # Whether the footer's keys were last worked out for an archived session.
+        self._bindings_archived = False
 
     # --- layout ----------------------------------------------------------
 
@@ -615,7 +626,12 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @on(SessionList.Highlighted)
     def _highlighted(self, event: SessionList.Highlighted) -> None:
-        self.refresh_bindings()  # ctrl+d archives or restores, by what is highlighted
+        # ctrl+d archives or restores, by what is highlighted: the footer's keys are
+        # worked out again (the footer rebuilt) only when that changes.
+        archived = event.session.archived_at is not None
+        if archived != self._bindings_archived:
+            self._bindings_archived = archived
+            self.refresh_bindings()
         self.preview.preview(event.session)
         self._show_position()
 
@@ -1269,44 +1285,60 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @on(LiveRows.Read)
     def _rows_read(self, event: LiveRows.Read) -> None:
-        """Update the rows on screen; a new session that sorts to the top appears there."""
+        """Gather what was read; the list takes it at most every ``LIVE_EVERY_S``."""
         if self._detached:
+            return
+        for cid in event.removed:
+            self._arrived.pop(cid, None)
+            self._gone[cid] = None
+        for session in event.sessions:
+            self._gone.pop(session.conversation_id, None)
+            self._arrived[session.conversation_id] = session
+        self._apply_rows()
+
+    def _apply_arrived(self) -> None:
+        """Update the rows on screen; a new session appears at its place in the order."""
+        arrived_sessions, removed = list(self._arrived.values()), list(self._gone)
+        self._arrived.clear()
+        self._gone.clear()
+        if self._detached or not (arrived_sessions or removed):
             return
         listed = self.sessions
         shown = listed.highlighted_session
         if listed.filter_query:
             # A search's ranking can change with any session: run it again.
             listed.reload(shown.conversation_id if shown else None)
-            self.refresh_status()
+            self._status_soon()
             return
-        for cid in event.removed:
+        for cid in removed:
             listed.remove_session(cid)
 
         def order(session: Session) -> datetime:
             by_activity = self.scope.sort is SessionSort.ACTIVITY
             return session.last_interacted_at if by_activity else session.created_at
 
-        top = order(listed.sessions[0]) if listed.sessions else None
         arrived = []
-        for session in event.sessions:
+        known = listed.known_ids()
+        for session in arrived_sessions:
             cid = session.conversation_id
-            if listed.index_of(cid) is not None:
+            if cid in known:
                 if listed.is_child(cid) or self.scope.covers(session):
                     listed.replace_session(session)
                 else:
                     listed.remove_session(cid)  # archived, or moved out of the scope
             elif self.dismissals.is_pending(cid) or not self.scope.covers(session):
                 continue  # hidden while its dismissal can be undone, or not in the scope
-            elif top is None or order(session) >= top:
+            else:
                 arrived.append(session)
-        # Newest first, in one insert (ties keep the order one-at-a-time inserts gave).
-        listed.insert_sessions(sorted(arrived, key=order)[::-1], 0)
+        # In the store's order (newest first, then by id), in one update.
+        listed.merge_sessions(arrived, lambda s: (order(s), s.conversation_id))
         current = listed.highlighted_session
         if current is None or shown is None or current.conversation_id != shown.conversation_id:
             self._preview_highlighted()
-        elif any(s.conversation_id == current.conversation_id for s in event.sessions):
+        elif any(s.conversation_id == current.conversation_id for s in arrived_sessions):
             self.preview.session_changed(current)
-        self.refresh_status()
+        self._show_position()
+        self._status_soon()
 
     def on_runs_updated(self, message: RunsUpdated) -> None:
         if not self._detached:
@@ -1337,9 +1369,12 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         if self._detached:
             return
         if event.sessions_changed:
+            self._status_soon.cancel()
             self._reload_keeping_highlight()
+        elif event.final:
+            self._status_soon.now()
         else:
-            self.refresh_status()
+            self._status_soon()  # a note per committed batch: the status takes the latest
 
     def action_toggle_history(self) -> None:
         # The layout decides the default (shown when wide, hidden when narrow);

@@ -54,13 +54,14 @@ class BackgroundImport(ForwardsWorkerErrors, Widget):
 
     class Progressed(Message):
         """The note changed to ``note``; ``sessions_changed`` when rows were added or
-        updated (the first batch of a run, and its end). Handle with
-        ``on_background_import_progressed``."""
+        updated (the first batch of a run, and its end); ``final`` when the run is
+        over. Handle with ``on_background_import_progressed``."""
 
-        def __init__(self, note: str, sessions_changed: bool) -> None:
+        def __init__(self, note: str, sessions_changed: bool, *, final: bool = False) -> None:
             super().__init__()
             self.note = note
             self.sessions_changed = sessions_changed
+            self.final = final
 
     def __init__(self, run_import: Importer, roots: ImportRoots) -> None:
         super().__init__()
@@ -105,17 +106,18 @@ class BackgroundImport(ForwardsWorkerErrors, Widget):
         try:
             report = await self._run_import(claude_dir, codex_dir, progress)
         except DelegateError as exc:
-            self._say(f"import failed: {exc.message}")
+            self._say(f"import failed: {exc.message}", final=True)
             return
         finally:
             scanning.stop()
         if self.stopped:
             return
-        self._say(report.problem_line or "", bool(report.sessions_added or report.sessions_updated))
+        changed = bool(report.sessions_added or report.sessions_updated)
+        self._say(report.problem_line or "", changed, final=True)
 
-    def _say(self, note: str, sessions_changed: bool = False) -> None:
+    def _say(self, note: str, sessions_changed: bool = False, *, final: bool = False) -> None:
         """Tell the panel when the note or the sessions changed; nothing otherwise."""
         if self.stopped or (note == self.note and not sessions_changed):
             return
         self.note = note
-        self.post_message(self.Progressed(note, sessions_changed))
+        self.post_message(self.Progressed(note, sessions_changed, final=final))

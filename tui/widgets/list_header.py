@@ -29,6 +29,8 @@ class ListHeader(Horizontal):
     scope = getters.query_one("#list-scope", Static)
     position = getters.query_one("#list-position", Static)
 
+    _position_shown: str | None = None
+
     def compose(self) -> ComposeResult:
         yield Static("", id="list-scope")
         yield Static("", id="list-position")
@@ -37,4 +39,7 @@ class ListHeader(Horizontal):
         self.scope.update(text)
 
     def show_position(self, index: int | None, loaded: int, total: int | None, more: bool) -> None:
-        self.position.update(position_text(index, loaded, total, more))
+        text = position_text(index, loaded, total, more)
+        if text != self._position_shown:  # an update lays the screen out again
+            self._position_shown = text
+            self.position.update(text)

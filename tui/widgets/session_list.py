@@ -4,6 +4,7 @@ search's snippets under them, sub-agents folded under their parents; paged on de
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import ClassVar
 
 from textual import events, on, work
@@ -27,6 +28,9 @@ __all__ = ["HIGHLIGHT_STYLE", "PAGE_SIZE", "PageFetcher", "SessionList", "sessio
 PageFetcher = Callable[[int, str | None, str | None], Awaitable[SearchPage]]
 # parent conversation id -> its sub-agent sessions, oldest first
 ChildFetcher = Callable[[str], Awaitable[list[Session]]]
+# A session's place in the list's order, greatest first: (sort time, conversation id),
+# as the store orders its pages.
+SortKey = Callable[[Session], tuple[datetime, str]]
 PAGE_SIZE = 25
 # Load the next page when the highlight comes this close to the last loaded row.
 PREFETCH_ROWS = 10
@@ -113,6 +117,10 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         self.unfolded: set[str] = set()  # parents whose sub-agents are listed under them
         self._parent_of: dict[str, str] = {}  # sub-agent row -> its parent's id
         self._next_cursor: str | None = None
+        # Top-level sessions read already but not in the list: rows that sessions
+        # arriving above them pushed out (``merge_sessions``). Paging shows them
+        # first, then goes on from the cursor.
+        self._held: list[Session] = []
         self._loading = False
         self._generation = 0
 
@@ -124,7 +132,7 @@ class SessionList(ForwardsWorkerErrors, OptionList):
 
     @property
     def has_more(self) -> bool:
-        return self._next_cursor is not None
+        return bool(self._held) or self._next_cursor is not None
 
     def reload(self, keep: str | None = None) -> None:
         """Start over from the first page (the store changed); keep ``keep`` highlighted."""
@@ -225,6 +233,7 @@ class SessionList(ForwardsWorkerErrors, OptionList):
                 self.snippets[result.session.conversation_id] = result.snippet
         options = [self._row(s) for s in sessions]
         if first:
+            self._held.clear()
             self.sessions = sessions
             self.set_options(options)
             index = next((i for i, s in enumerate(self.sessions) if s.conversation_id == keep), 0)
@@ -237,9 +246,28 @@ class SessionList(ForwardsWorkerErrors, OptionList):
 
     def _maybe_load_more(self) -> None:
         near_end = (self.highlighted or 0) >= len(self.sessions) - PREFETCH_ROWS
-        if near_end and self._next_cursor and not self._loading:
+        if near_end and self.has_more and not self._loading:
             self._loading = True
-            self._load(self._next_cursor, self._generation)
+            if self._held:
+                self._show_held(self._generation)
+            else:
+                self._load(self._next_cursor, self._generation)
+
+    @work(group="session-pages", name="loading sessions", exclusive=True, exit_on_error=False)
+    async def _show_held(self, generation: int) -> None:
+        """The next page from the rows held back, before the store's next page."""
+        self._loading = True
+        try:
+            take = self._held[: self.page_size]
+            sessions, parent_of = await self._with_children(take)
+            if generation != self._generation:
+                return
+            del self._held[: len(take)]
+            self._parent_of.update(parent_of)
+            shown = [SearchResult(session=s) for s in take]
+            self._show(shown, sessions, self._next_cursor, first=False, keep=None)
+        finally:
+            self._loading = False
 
     def on_resize(self, event: events.Resize) -> None:
         """Two-line rows while at least ``MIN_VISIBLE_SESSIONS`` of them fit, else one."""
@@ -327,6 +355,14 @@ class SessionList(ForwardsWorkerErrors, OptionList):
                 self.sessions[index] = session
                 self.replace_option_prompt_at_index(index, self._row(session).prompt)
                 return
+        for index, known in enumerate(self._held):
+            if known.conversation_id == session.conversation_id:
+                self._held[index] = session
+                return
+
+    def known_ids(self) -> set[str]:
+        """The sessions that are rows, or held for paging (``merge_sessions``)."""
+        return {s.conversation_id for s in self.sessions} | {s.conversation_id for s in self._held}
 
     def index_of(self, conversation_id: str) -> int | None:
         return next(
@@ -344,6 +380,9 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         """Take a row out (a parent's sub-agent rows go with it)."""
         self._fold(conversation_id)
         self._parent_of.pop(conversation_id, None)
+        for index, known in enumerate(self._held):
+            if known.conversation_id == conversation_id:
+                return self._held.pop(index)
         for index, known in enumerate(self.sessions):
             if known.conversation_id == conversation_id:
                 self.sessions.pop(index)
@@ -365,12 +404,72 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         if not sessions:
             return
         keep = self.highlighted_session
-        for session in sessions:
-            self.remove_session(session.conversation_id)
-        at = min(index, len(self.sessions))
-        self.sessions[at:at] = sessions
-        self.set_options([self._row(s) for s in self.sessions])
-        target = keep.conversation_id if keep else sessions[0].conversation_id
-        self.highlighted = next(
-            (i for i, s in enumerate(self.sessions) if s.conversation_id == target), 0
-        )
+        # The rows move under a highlight that stays on its session: nothing to announce
+        # (announcing it would preview it and work out the footer's keys again per batch).
+        with self.prevent(OptionList.OptionHighlighted):
+            for session in sessions:
+                self.remove_session(session.conversation_id)
+            at = min(index, len(self.sessions))
+            self.sessions[at:at] = sessions
+            self.set_options([self._row(s) for s in self.sessions])
+            target = keep.conversation_id if keep else sessions[0].conversation_id
+            self.highlighted = next(
+                (i for i, s in enumerate(self.sessions) if s.conversation_id == target), 0
+            )
+        current = self.highlighted_session
+        if current is not None and (keep is None or current.conversation_id != target):
+            self.post_message(self.Highlighted(current))
+        self._maybe_load_more()
+
+    def merge_sessions(self, arrived: Sequence[Session], key: SortKey) -> None:
+        """Put new top-level sessions in at their places in the list's order (``key``,
+        greatest first), keeping the highlight on its session, in one update.
+
+        A session that sorts after every row read so far is left to paging when the
+        store has more (its cursor reaches it). The list does not grow by what
+        arrives: it keeps as many rows as before (or a page past the highlight) and
+        holds the rest for paging. Each update measures every row again, so an
+        import's thousands of sessions would otherwise make each batch slower.
+        """
+        listed = self.known_ids()
+        fresh = [s for s in arrived if s.conversation_id not in listed]
+        tops = [s for s in self.sessions if s.conversation_id not in self._parent_of]
+        read = tops + self._held
+        if self._next_cursor is not None and read:
+            end = key(read[-1])
+            fresh = [s for s in fresh if key(s) > end]
+        if not fresh:
+            return
+        keep = self.highlighted_session
+        merged = sorted(read + fresh, key=key, reverse=True)
+        keep_top = None
+        if keep is not None:
+            keep_top = self._parent_of.get(keep.conversation_id, keep.conversation_id)
+        at = next((i for i, s in enumerate(merged) if s.conversation_id == keep_top), 0)
+        shown = max(len(tops), at + self.page_size)
+        children: dict[str, list[Session]] = {}
+        for session in self.sessions:
+            parent = self._parent_of.get(session.conversation_id)
+            if parent is not None:
+                children.setdefault(parent, []).append(session)
+        rows: list[Session] = []
+        for session in merged[:shown]:
+            rows.append(session)
+            rows.extend(children.pop(session.conversation_id, []))
+        for dropped in children.values():  # their parents are held: read again when shown
+            for child in dropped:
+                del self._parent_of[child.conversation_id]
+        self._held = merged[shown:]
+        if [r.conversation_id for r in rows] == [r.conversation_id for r in self.sessions]:
+            return  # every one of them sorts past the rows on show: held for paging
+        with self.prevent(OptionList.OptionHighlighted):
+            self.sessions = rows
+            self.set_options([self._row(s) for s in rows])
+            target = keep.conversation_id if keep else None
+            self.highlighted = next(
+                (i for i, s in enumerate(rows) if s.conversation_id == target), 0
+            )
+        current = self.highlighted_session
+        if current is not None and (keep is None or current.conversation_id != target):
+            self.post_message(self.Highlighted(current))
+        self._maybe_load_more()

@@ -63,7 +63,9 @@ class StatusPanel(ForwardsWorkerErrors, Static):
     StatusPanel { height: auto; padding: 0 1; background: $boost; }
     """
 
-    snapshot: reactive[StatusSnapshot] = reactive(StatusSnapshot, layout=True)
+    # Repainted on change; laid out again only when its height changes (``_watch_snapshot``):
+    # the counts change with every batch an import commits.
+    snapshot: reactive[StatusSnapshot] = reactive(StatusSnapshot)
 
     class Updated(Message):
         """Fresh counts are on show. Handle with ``on_status_panel_updated``."""
@@ -88,6 +90,10 @@ class StatusPanel(ForwardsWorkerErrors, Static):
         counts, fullest, waiting = await self._load()
         self.snapshot = StatusSnapshot(counts, tuple(fullest), note, tuple(waiting))
         self.post_message(self.Updated(self.snapshot))
+
+    def _watch_snapshot(self, old: StatusSnapshot, new: StatusSnapshot) -> None:
+        if _line_count(old) != _line_count(new):
+            self.refresh(layout=True)
 
     def render(self) -> Group:
         snap = self.snapshot
@@ -138,3 +144,8 @@ class StatusPanel(ForwardsWorkerErrors, Static):
             line.append(" · ")
             line.append(f"{self.continue_key} continues it", "bold")
         return line
+
+
+def _line_count(snap: StatusSnapshot) -> int:
+    """The panel's height for ``snap`` (each line is cut, never wrapped): see ``render``."""
+    return 1 + bool(snap.fullest) + bool(snap.waiting) + bool(snap.note)
