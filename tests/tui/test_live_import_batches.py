@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from textual.app import App
+from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Footer
 from tui_support import (
+    FIXED_NOW,
     AppFactory,
     insert_sessions,
     session_list,
@@ -25,8 +27,10 @@ from tui_support import (
     wait_until,
 )
 
+from core.models import Session, SessionMode, SessionState
 from tui.app import DelegateApp
 from tui.live import Supervision, Throttle
+from tui.widgets.live_rows import LiveRows
 
 QUICK = Supervision(store_poll_s=0.05, tick_s=0.2, debounce_ms=50, rescan_s=0.5)
 
@@ -161,3 +165,54 @@ async def test_calls_in_a_burst_run_at_once_and_then_once_more_at_the_interval()
         throttle.now()
         assert len(runs) == 3
         assert not throttle.due
+
+
+async def test_a_session_reported_many_times_in_a_burst_is_read_once_per_interval() -> None:
+    """An import's commits report the same sessions again and again (added, then their
+    counts and links): each interval reads each of them once."""
+    reads: list[str] = []
+    read: list[LiveRows.Read] = []
+
+    async def read_session(conversation_id: str) -> Session:
+        reads.append(conversation_id)
+        return Session(
+            conversation_id=conversation_id,
+            agent_id="echo",
+            mode=SessionMode.STANDARD,
+            state=SessionState.IDLE,
+            cwd="/tmp",
+            created_at=FIXED_NOW,
+            last_interacted_at=FIXED_NOW,
+        )
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield LiveRows(read_session, every_s=1.0)
+
+        def on_live_rows_read(self, message: LiveRows.Read) -> None:
+            read.append(message)
+
+    async def until(condition: Callable[[], bool]) -> None:
+        # Not wait_until: it lets workers finish, and the reading worker's wait is the point.
+        for _ in range(500):
+            if condition():
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("timed out")
+
+    app = Host()
+    async with app.run_test():
+        rows = app.query_one(LiveRows)
+        rows.queue(("a", "b"), ())
+        await until(lambda: len(read) == 1)  # the first batch at once
+        for _ in range(3):  # reported again and again within the interval
+            rows.queue(("a",), ())
+            rows.queue(("b", "c"), ())
+            await asyncio.sleep(0.02)  # each would be a read of its own, unpaced
+        await until(lambda: len(read) == 2)
+        await app.workers.wait_for_complete()
+        assert [[s.conversation_id for s in r.sessions] for r in read] == [
+            ["a", "b"],
+            ["a", "b", "c"],
+        ]
+        assert sorted(reads) == ["a", "a", "b", "b", "c"]

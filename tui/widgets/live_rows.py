@@ -5,11 +5,15 @@ bursts: an import touching many transcripts, a run storing message after
 message. :class:`LiveRows` gathers the ids, re-reads only those sessions, and
 posts one :class:`LiveRows.Read` per batch; ids arriving while a batch is being
 read wait for the next one, so a burst costs a few reads and one repaint of
-the status, never one per event.
+the status, never one per event. Batches are at least ``every_s`` apart: an
+import's commits report the same sessions several times in a row (added, then
+their counts and links), and each is read once per batch.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable
 
 from textual import work
@@ -36,9 +40,10 @@ class LiveRows(ForwardsWorkerErrors, Widget):
             self.sessions = sessions
             self.removed = removed
 
-    def __init__(self, read_session: SessionReader) -> None:
+    def __init__(self, read_session: SessionReader, *, every_s: float = 0.0) -> None:
         super().__init__()
         self._read_session = read_session
+        self.every_s = every_s
         self._changed: dict[str, None] = {}  # ordered set: ids to re-read
         self._removed: dict[str, None] = {}
         self._reading = False
@@ -59,6 +64,7 @@ class LiveRows(ForwardsWorkerErrors, Widget):
     async def _read_batches(self) -> None:
         try:
             while self._changed or self._removed:
+                started = time.monotonic()
                 changed, removed = list(self._changed), tuple(self._removed)
                 self._changed.clear()
                 self._removed.clear()
@@ -70,5 +76,7 @@ class LiveRows(ForwardsWorkerErrors, Widget):
                     except UnknownConversation:
                         gone.append(cid)  # deleted between the change and this read
                 self.post_message(self.Read(sessions, tuple(gone)))
+                # What changes meanwhile is gathered for one read after the interval.
+                await asyncio.sleep(max(0.0, started + self.every_s - time.monotonic()))
         finally:
             self._reading = False
