@@ -378,11 +378,12 @@ class SessionList(ForwardsWorkerErrors, OptionList):
 
     def remove_session(self, conversation_id: str) -> Session | None:
         """Take a row out (a parent's sub-agent rows go with it)."""
+        for index, known in enumerate(self._held):
+            if known.conversation_id == conversation_id:  # not a row: no sub-agent rows
+                self.unfolded.discard(conversation_id)
+                return self._held.pop(index)
         self._fold(conversation_id)
         self._parent_of.pop(conversation_id, None)
-        for index, known in enumerate(self._held):
-            if known.conversation_id == conversation_id:
-                return self._held.pop(index)
         for index, known in enumerate(self.sessions):
             if known.conversation_id == conversation_id:
                 self.sessions.pop(index)
