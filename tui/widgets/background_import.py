@@ -29,13 +29,15 @@ Importer = Callable[
 ]
 
 
-async def settled(window_s: float = 0.02, max_wait_s: float = 1.0) -> None:
+async def settled(window_s: float = 0.1, max_wait_s: float = 2.0) -> None:
     """Wait until this process is mostly idle (at most ``max_wait_s``).
 
     The import's walk runs in a thread, but it shares the interpreter with the
     screen: started while the panel is still drawing its start (the status, the
     history, the supervisor), each waits on the other. Idle means a ``window_s``
-    in which the process used under a tenth of the time on the CPU.
+    in which the process used under a tenth of the time on the CPU; the start's
+    work has pauses of tens of milliseconds (a read, a worker's hand-over), so a
+    shorter window mistakes one of those for the end of it (docs/benchmarks.md).
     """
     deadline = time.monotonic() + max_wait_s
     while time.monotonic() < deadline:
