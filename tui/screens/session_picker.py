@@ -471,7 +471,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.refresh_status()
         self.history.load()
         if self.import_roots is not None:
-            self.background_import.start()
+            # Rows on show: the re-scan is a background refresh, after the start's work.
+            self.background_import.start(after_idle=bool(self.sessions.sessions))
 
     async def _fetch_page(self, limit: int, cursor: str | None, query: str | None) -> SearchPage:
         """A search's page of ranked results, or without a query a page of the list."""

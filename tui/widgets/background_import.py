@@ -77,15 +77,19 @@ class BackgroundImport(ForwardsWorkerErrors, Widget):
         self.stopped = True
 
     @work(group="import", name="importing sessions", exclusive=True, exit_on_error=False)
-    async def start(self) -> None:
+    async def start(self, after_idle: bool = False) -> None:
         """Index on-disk transcripts; the first committed batch shows up at once.
 
         Quiet while nothing needs reading: a warm start whose transcripts did not
         change leaves the screen alone, so the panel does no work beside the scan
         (its walk shares the interpreter with the screen; docs/benchmarks.md). A
-        scan still going after ``SCAN_NOTE_AFTER_S`` says so.
+        scan still going after ``SCAN_NOTE_AFTER_S`` says so. ``after_idle``: a
+        refresh in the background of a panel that shows rows already waits until
+        the panel has settled; an empty panel (a cold start) or a person asking
+        (f5) does not wait.
         """
-        await settled()
+        if after_idle:
+            await settled()
         if self.stopped:
             return
         shown_first_batch = False
