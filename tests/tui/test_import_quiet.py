@@ -10,28 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
 from textual.app import App, ComposeResult
 from textual.message import Message
-from tui_support import wait_until
+from tui_support import realdata_homes, wait_until
 
 from core.sources.report import ImportProgress, ImportReport
 from tui.widgets.background_import import SCAN_NOTE_AFTER_S, SCANNING_NOTE, BackgroundImport
 from tui.widgets.session_list import SessionList
-
-REALDATA = Path(__file__).resolve().parents[1] / "fixtures" / "realdata"
-
-
-def _homes(tmp_path: Path) -> tuple[Path, Path]:
-    claude, codex = tmp_path / "claude", tmp_path / "codex"
-    shutil.copytree(REALDATA / "claude", claude)
-    shutil.copytree(REALDATA / "codex", codex)
-    for path in [*claude.rglob("*"), *codex.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return claude, codex
 
 
 def _import_done(app: App[None]) -> bool:
@@ -42,7 +30,7 @@ async def test_a_re_scan_with_nothing_new_posts_nothing_and_a_change_is_shown(
     tmp_path: Path,
     make_app,  # type: ignore[no-untyped-def]
 ) -> None:
-    claude, codex = _homes(tmp_path)
+    claude, codex = realdata_homes(tmp_path)
     heard: list[Message] = []
     app = make_app(tmp_path / "data", import_sources=(claude, codex))
     async with app.run_test(size=(160, 48), message_hook=heard.append) as pilot:

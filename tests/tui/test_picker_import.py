@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-from tui_support import screen_text, wait_until
+from tui_support import realdata_homes, screen_text, wait_until
 
 from tui.widgets.session_list import SessionList
 from tui.widgets.status_panel import StatusPanel
 
-REALDATA = Path(__file__).resolve().parents[1] / "fixtures" / "realdata"
 # What the realdata trees hold (see tests/sources/test_realdata.py).
 CLAUDE_SESSIONS, CODEX_SESSIONS = 17, 5
 # Of those 22: rows of their own, sub-agents folded under them, hidden warm-ups.
@@ -19,17 +17,8 @@ TOP_LEVEL, SUB_AGENTS, WARM_UPS = 11, 9, 2
 assert TOP_LEVEL + SUB_AGENTS + WARM_UPS == CLAUDE_SESSIONS + CODEX_SESSIONS
 
 
-def _homes(tmp_path: Path) -> tuple[Path, Path]:
-    claude, codex = tmp_path / "claude", tmp_path / "codex"
-    shutil.copytree(REALDATA / "claude", claude)
-    shutil.copytree(REALDATA / "codex", codex)
-    for path in [*claude.rglob("*"), *codex.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    return claude, codex
-
-
 async def test_import_at_start_lists_every_session(tmp_path: Path, make_app) -> None:  # type: ignore[no-untyped-def]
-    claude, codex = _homes(tmp_path)
+    claude, codex = realdata_homes(tmp_path)
     app = make_app(tmp_path / "data", import_sources=(claude, codex))
     async with app.run_test(size=(160, 48)) as pilot:
         listed = app.screen.query_one(SessionList)
@@ -53,7 +42,7 @@ async def test_import_at_start_lists_every_session(tmp_path: Path, make_app) -> 
 
 
 async def test_ctrl_r_picks_up_a_new_transcript(tmp_path: Path, make_app) -> None:  # type: ignore[no-untyped-def]
-    claude, codex = _homes(tmp_path)
+    claude, codex = realdata_homes(tmp_path)
     app = make_app(tmp_path / "data", import_sources=(claude, codex))
     async with app.run_test(size=(160, 48)) as pilot:
         listed = app.screen.query_one(SessionList)
@@ -76,7 +65,7 @@ async def test_ctrl_r_picks_up_a_new_transcript(tmp_path: Path, make_app) -> Non
 
 
 async def test_unreadable_files_are_named_in_the_status_panel(tmp_path: Path, make_app) -> None:  # type: ignore[no-untyped-def]
-    claude, codex = _homes(tmp_path)
+    claude, codex = realdata_homes(tmp_path)
     loop = claude / "projects" / "-loop" / "loop.jsonl"
     loop.parent.mkdir()
     loop.symlink_to(loop)  # a path that can never be read
@@ -90,7 +79,7 @@ async def test_unreadable_files_are_named_in_the_status_panel(tmp_path: Path, ma
 async def test_a_phrase_only_a_sub_agent_said_finds_it(tmp_path: Path, make_app) -> None:  # type: ignore[no-untyped-def]
     """Sub-agents fold under their parents in the list, but a search looks inside
     them too: a phrase from the middle of a sub-agent's reply lists that sub-agent."""
-    claude, codex = _homes(tmp_path)
+    claude, codex = realdata_homes(tmp_path)
     app = make_app(tmp_path / "data", import_sources=(claude, codex))
     async with app.run_test(size=(160, 48)) as pilot:
         listed = app.screen.query_one(SessionList)

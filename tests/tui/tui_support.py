@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import re
+import shutil
 import sqlite3
 import sys
 import time
@@ -397,3 +398,17 @@ async def insert_running_run(
         )
     finally:
         await store.close()
+
+
+REALDATA = Path(__file__).resolve().parents[1] / "fixtures" / "realdata"
+
+
+def realdata_homes(tmp_path: Path) -> tuple[Path, Path]:
+    """Copies of the real Claude Code and Codex trees to import (writable, so a test
+    can append to a transcript): ``(claude dir, codex dir)``."""
+    claude, codex = tmp_path / "claude", tmp_path / "codex"
+    shutil.copytree(REALDATA / "claude", claude)
+    shutil.copytree(REALDATA / "codex", codex)
+    for path in [*claude.rglob("*"), *codex.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return claude, codex
