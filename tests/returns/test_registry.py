@@ -7,13 +7,11 @@ import asyncio
 import json
 import statistics
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from core.config import DB_FILENAME
 from core.documents.handoff_registry import digest
 from core.errors import HandoffFileInvalid, ReturnGroupUnknown
 from core.models import DocumentKind, DocumentStatus
@@ -40,20 +38,6 @@ DEV, QA, TL, PM = (
     AgentRole.PROJECT_MANAGER,
 )
 LINES = ("Implemented JWT auth", "Created 3 files", "15 tests passing")
-
-
-@pytest.fixture
-async def store(data_dir: Path) -> AsyncIterator[Store]:
-    opened = await Store.open(data_dir / DB_FILENAME)
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    folder = tmp_path / "repo"
-    folder.mkdir()
-    return folder
 
 
 def handoff(role: AgentRole, status: str, **extra: object) -> dict[str, object]:

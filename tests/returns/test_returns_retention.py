@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from core.config import DB_FILENAME
 from core.models import DocumentKind
 from core.orchestrator import AgentOrchestrator
 from core.returns.files import write_handoff
@@ -25,20 +23,6 @@ from core.supervisor import ReturnsRetention, Supervisor
 WHEN = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 DEV, QA, PM = AgentRole.DEVELOPER, AgentRole.QA_EXPERT, AgentRole.PROJECT_MANAGER
 LINES = ("one", "two", "three")
-
-
-@pytest.fixture
-async def store(data_dir: Path) -> AsyncIterator[Store]:
-    opened = await Store.open(data_dir / DB_FILENAME)
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    folder = tmp_path / "repo"
-    folder.mkdir()
-    return folder
 
 
 async def step(

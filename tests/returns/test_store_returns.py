@@ -7,10 +7,8 @@ import sys
 import textwrap
 import time
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from support import BASE_US
 
 from core.config import DB_FILENAME
@@ -19,13 +17,6 @@ from core.returns.model import END, INVALID_RETURN, AgentRole, ReturnRule
 from core.store import NewDocument, NewReturnStep, Store
 
 SUMMARY = ("did the thing", "changed two files", "all tests pass")
-
-
-@pytest.fixture
-async def store(data_dir: Path) -> AsyncIterator[Store]:
-    opened = await Store.open(data_dir / DB_FILENAME)
-    yield opened
-    await opened.close()
 
 
 def step(
