@@ -405,22 +405,12 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         if not sessions:
             return
         keep = self.highlighted_session
-        # The rows move under a highlight that stays on its session: nothing to announce
-        # (announcing it would preview it and work out the footer's keys again per batch).
         with self.prevent(OptionList.OptionHighlighted):
             for session in sessions:
                 self.remove_session(session.conversation_id)
-            at = min(index, len(self.sessions))
-            self.sessions[at:at] = sessions
-            self.set_options([self._row(s) for s in self.sessions])
-            target = keep.conversation_id if keep else sessions[0].conversation_id
-            self.highlighted = next(
-                (i for i, s in enumerate(self.sessions) if s.conversation_id == target), 0
-            )
-        current = self.highlighted_session
-        if current is not None and (keep is None or current.conversation_id != target):
-            self.post_message(self.Highlighted(current))
-        self._maybe_load_more()
+        at = min(index, len(self.sessions))
+        rows = [*self.sessions[:at], *sessions, *self.sessions[at:]]
+        self._set_rows(rows, keep.conversation_id if keep else None, sessions[0].conversation_id)
 
     def merge_sessions(self, arrived: Sequence[Session], key: SortKey) -> None:
         """Put new top-level sessions in at their places in the list's order (``key``,
@@ -463,14 +453,24 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         self._held = merged[shown:]
         if [r.conversation_id for r in rows] == [r.conversation_id for r in self.sessions]:
             return  # every one of them sorts past the rows on show: held for paging
+        self._set_rows(rows, keep.conversation_id if keep else None)
+
+    def _set_rows(self, rows: list[Session], keep: str | None, first: str | None = None) -> None:
+        """Show ``rows`` in one update, the highlight on ``keep`` (else ``first``, else
+        the top row).
+
+        Rows that move under a highlight staying on its session announce nothing
+        (announcing would preview it and work out the footer's keys again per batch);
+        a highlight that lands elsewhere, or on a list that had none, is announced.
+        """
+        target = keep if keep is not None else first
         with self.prevent(OptionList.OptionHighlighted):
             self.sessions = rows
             self.set_options([self._row(s) for s in rows])
-            target = keep.conversation_id if keep else None
             self.highlighted = next(
                 (i for i, s in enumerate(rows) if s.conversation_id == target), 0
             )
         current = self.highlighted_session
-        if current is not None and (keep is None or current.conversation_id != target):
+        if current is not None and (keep is None or current.conversation_id != keep):
             self.post_message(self.Highlighted(current))
         self._maybe_load_more()
