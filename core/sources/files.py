@@ -127,6 +127,19 @@ def _by_name(entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
     return [e for e in entries if not _is_link(e)] + links
 
 
+def _plain_stat(entry: os.DirEntry[str]) -> os.stat_result | None:
+    """The stat of an entry the listing says is a plain file (not a link, not a
+    folder) with an ASCII name: one system call. None for anything else, a type
+    changed since the listing included, which the careful path then judges."""
+    try:
+        if not (entry.name.isascii() and entry.is_file(follow_symlinks=False)):
+            return None
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
 def _inside(path: str, bounds: tuple[str, ...]) -> bool:
     return any(path == b or path.startswith(b + os.sep) for b in bounds)
 
@@ -205,18 +218,10 @@ class _Walk:
 
     @staticmethod
     def _plain_file(entry: os.DirEntry[str], files: NamePredicate, found: list[Child]) -> bool:
-        """The hot path of :meth:`children`: a wanted file the listing says is a plain
-        file (not a link, not a folder) with an ASCII name costs one ``stat``. False
-        for anything else, which :meth:`_judge` then weighs with care."""
-        name = entry.name
-        try:
-            if not (name.isascii() and entry.is_file(follow_symlinks=False) and files(name)):
-                return False
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
+        """The hot path of :meth:`children`: a wanted plain file (:func:`_plain_stat`).
+        False for anything else, which :meth:`_judge` then weighs with care."""
+        if not files(entry.name) or (st := _plain_stat(entry)) is None:
             return False
-        if not stat.S_ISREG(st.st_mode):
-            return False  # replaced since the listing: judged again
         found.append(Child(entry, st, False))
         return True
 
@@ -373,18 +378,11 @@ def _subagents(walk: _Walk, folder: str, parent: str, found: Discovery) -> None:
             if name.endswith(".jsonl"):
                 if not name.startswith("agent-"):
                     continue
-                if (
-                    not name.isascii()
-                    or entry.is_symlink()
-                    or not entry.is_file(follow_symlinks=False)
-                ):
+                st = _plain_stat(entry)
+                if st is None:
                     odd.append(entry)  # a link, an odd type or name: judged with care
-                    continue
-                st = entry.stat(follow_symlinks=False)
-                if stat.S_ISREG(st.st_mode):
-                    candidates.append((entry, st))
                 else:
-                    odd.append(entry)
+                    candidates.append((entry, st))
             elif name.endswith(".meta.json") and (
                 entry.is_symlink() or not entry.is_file(follow_symlinks=False)
             ):
