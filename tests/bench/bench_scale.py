@@ -142,8 +142,18 @@ def build_tree(root: Path, files: int, out: Out) -> tuple[int, int]:
 
 
 def _rss_mb() -> tuple[float, float]:
-    """Peak RSS (MB) of this process, and of its largest finished child (a worker)."""
+    """Peak RSS (MB) of this process, and of its largest finished child (a worker).
+
+    This process's own peak is the kernel's high-water mark of its memory
+    (``VmHWM``): Linux keeps ``ru_maxrss`` across ``exec``, so a step started by
+    a big process (a test run) would report that process's peak as its own.
+    """
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            me = next(int(ln.split()[1]) for ln in status if ln.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration, ValueError, IndexError):
+        pass  # not Linux: ru_maxrss is this process's own there
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return me, kids
 

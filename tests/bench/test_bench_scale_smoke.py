@@ -35,3 +35,24 @@ def test_smoke_benchmark_prints_every_figure(tmp_path: Path) -> None:
     again: list[str] = []
     assert bench.main(["--smoke", "--work-dir", str(tmp_path / "bench")], out=again.append) == 0
     assert any(ln.startswith("tree: reusing 2,100 files") for ln in again)
+
+
+def test_a_step_s_peak_memory_is_its_own_not_its_parent_s(tmp_path: Path) -> None:
+    """Linux keeps a process's ``ru_maxrss`` across ``exec``: a step started by a big
+    process (a test run) would report that process's peak as its own."""
+    import subprocess
+    import sys
+
+    ballast = bytearray(300 * 1024 * 1024)  # this process's peak: over 300 MB
+    ballast[::4096] = b"x" * len(ballast[::4096])  # touched, so resident
+    bench_dir = Path(__file__).resolve().parent
+    probe = (
+        f"import sys; sys.path.insert(0, {str(bench_dir)!r});"
+        "from bench_loader import load_bench;"
+        "print(load_bench('bench_scale.py')._rss_mb()[0])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    del ballast
+    assert float(done.stdout.strip().splitlines()[-1]) < 200, done.stdout
