@@ -48,7 +48,7 @@ from core.sources.report import (
     UnreadableFile,
 )
 from core.sources.safe_files import is_utf8_name
-from core.sources.worker import FileResult, FileTask, parse_batch, watch_parent
+from core.sources.worker import FileResult, FileTask, parse_batch, start_worker
 from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store
 from core.store.imports import file_stats_at, record_import_samples
 
@@ -640,7 +640,7 @@ async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -
             mp_context=_pool_context(),
             # Killed with SIGKILL, this process runs no cleanup: each worker
             # watches it and exits (then the forkserver and tracker follow).
-            initializer=watch_parent,
+            initializer=start_worker,
             initargs=(me, process_identity.start_time(me)),
         )
     pending: deque[tuple[list[FileTask], asyncio.Future[list[FileResult]]]] = deque()

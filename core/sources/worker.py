@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -216,13 +217,18 @@ def parse_batch(tasks: list[FileTask]) -> list[FileResult]:
 # --- a worker never outlives the import that started it --------------------
 
 
-def watch_parent(pid: int, started: int | None) -> None:
-    """Pool initializer: end this worker as soon as process ``pid`` (the importer) is gone.
+def start_worker(pid: int, started: int | None) -> None:
+    """Pool initializer: the importer (process ``pid``) alone decides when work stops.
 
-    The worker's own parent is the forkserver, which stays up as long as any
-    worker does: so each worker watches the importing process itself, by pid
+    A terminal's Ctrl+C reaches the whole process group, workers included: a
+    worker interrupted mid-batch would hand its traceback to the importer as the
+    batch's result, printed on the person's screen. So workers ignore SIGINT;
+    the importer stops on it, and each worker ends as soon as the importer is
+    gone. The worker's own parent is the forkserver, which stays up as long as
+    any worker does: so each worker watches the importing process itself, by pid
     and start time (a reused pid is another process).
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch, args=(pid, started), name="watch-parent", daemon=True).start()
 
 
