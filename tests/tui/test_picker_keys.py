@@ -186,12 +186,16 @@ async def test_a_cell_whose_session_is_not_listed_says_so(
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: len(history_cells(app)) == 2, what="two cells")
         await pilot.press("z", "z", "z", "enter")
-        await settle(pilot)
+        # The filter applies after its debounce: until then the session is still listed.
+        await wait_until(pilot, lambda: not session_list(app).sessions, what="nothing listed")
         history_cells(app)[0].focus()
         await settle(pilot)
         await pilot.press("enter")
-        await settle(pilot)
-        assert any("not in the list" in n for n in notifications(app))
+        await wait_until(
+            pilot,
+            lambda: any("not in the list" in n for n in notifications(app)),
+            what="the note that the session is not listed",
+        )
 
 
 async def test_ctrl_l_toggles_the_history_pane(demo_dir: Path, make_app: AppFactory) -> None:
