@@ -300,7 +300,8 @@ class ClaudeState(RunningTotals):
         if isinstance(msg_id, str):
             # One API response is written as one line per content block, each
             # repeating the usage: count each message.id once (its latest line).
-            for entry in self.recent:
+            # Newest first: the lines of one response follow each other.
+            for entry in reversed(self.recent):
                 if entry[0] == msg_id:
                     self.tokens += total - int(entry[1])
                     entry[1] = total

@@ -119,42 +119,53 @@ class CodexState(RunningTotals):
     samples: list[list[int]] = field(default_factory=list)  # [[turn, context], ...]
 
     def feed(self, line: dict[str, Any]) -> bool:
-        """Take one decoded line into account; False for a line type we do not know."""
+        """Take one decoded line into account; False for a line type we do not know.
+
+        Counts as :func:`role_of` assigns roles, one branch per line type (a
+        rollout has about a million lines in a big history: this is the hot path).
+        """
         kind = line.get("type")
         if kind not in KNOWN_TYPES:
             return False
         self.saw_timestamp(line.get("timestamp"))
         payload = line.get("payload")
         payload = payload if isinstance(payload, dict) else {}
-        if kind == "session_meta":
-            self._meta(payload)
+        if kind == "response_item":
+            sub = payload.get("type")
+            if sub == "message":
+                if payload.get("role") == "assistant":
+                    self.messages += 1
+                elif (text := user_item_text(payload)) is not None:
+                    # Counted apart: interactive rollouts also log it as user_message.
+                    self.item_turns += 1
+                    if self.item_title is None:
+                        self.item_title = prompt_title(text)
+            elif sub in _CALLS or sub in _OUTPUTS:
+                self.messages += 1
+        elif kind == "event_msg":
+            sub = payload.get("type")
+            if sub == "token_count":
+                self._tokens(payload.get("info"))
+            elif sub == "user_message":
+                self._prompt(payload.get("message"))
         elif kind == "turn_context":
             if isinstance(payload.get("model"), str) and payload["model"]:
                 self.model = payload["model"][:200]
             if self.cwd is None and isinstance(payload.get("cwd"), str):
                 self.cwd = payload["cwd"]
+        elif kind == "session_meta":
+            self._meta(payload)
         elif kind == "compacted":
             self.compactions += 1
             self._compacted(payload)
-        elif kind == "event_msg" and payload.get("type") == "token_count":
-            self._tokens(payload.get("info"))
-        role = role_of(line)
-        if role is None:
-            return True
-        if kind == "response_item" and role == USER:
-            # Counted apart: interactive rollouts also log it as user_message.
-            text = user_item_text(payload) or ""
-            self.item_turns += 1
-            if self.item_title is None:
-                self.item_title = prompt_title(text)
-            return True
-        self.messages += 1
-        if role == USER:
-            self.turns += 1
-            message = payload.get("message")
-            if self.title is None and isinstance(message, str) and message.strip():
-                self.title = prompt_title(message)
+            self.messages += 1
         return True
+
+    def _prompt(self, message: Any) -> None:
+        self.messages += 1
+        self.turns += 1
+        if self.title is None and isinstance(message, str) and message.strip():
+            self.title = prompt_title(message)
 
     def _meta(self, payload: dict[str, Any]) -> None:
         if self.session_id is not None:

@@ -79,6 +79,8 @@ class CodexTexts:
 
     def __call__(self, line: dict[str, Any]) -> Searchable | None:
         kind = line.get("type")
+        if kind != "event_msg" and kind != "response_item":
+            return None  # most lines: no need to look further
         payload = line.get("payload")
         if not isinstance(payload, dict):
             return None
