@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import aiosqlite
+import orjson
 
 from core.sources.texts import SEPARATOR, Searchable
 from core.store.database import first_row
@@ -75,7 +76,7 @@ def pack(texts: Iterable[Searchable], limit: int = PART_CHARS) -> list[Part]:
 
 
 def _part(bodies: list[str], marks: list[tuple[str, int]]) -> Part:
-    return SEPARATOR.join(bodies), json.dumps(marks, separators=(",", ":")), marks[0][1]
+    return SEPARATOR.join(bodies), orjson.dumps(marks).decode(), marks[0][1]
 
 
 def unpack(body: str, marks: str) -> list[Searchable]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 import aiosqlite
+import orjson
 
 from core import ids, process_identity
 from core.config import ContextSettings
@@ -262,7 +263,7 @@ class _Run:
             offset=r.offset,
             head_len=r.head_len,
             head_hash=r.head_hash,
-            state_json=json.dumps(r.state, separators=(",", ":")),
+            state_json=_state_json(r.state),
             malformed=r.malformed,
             unknown=r.unknown,
             oversized=r.oversized,
@@ -314,6 +315,16 @@ class _Run:
                 sessions_updated=self.counts["sessions_updated"],
             )
         )
+
+
+def _state_json(state: dict[str, object]) -> str:
+    """A file's parse state as stored: orjson (a tenth of the main process's CPU in
+    an import went to ``json.dumps``), the standard encoder for what it refuses
+    (an integer past 64 bits)."""
+    try:
+        return orjson.dumps(state).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(state, separators=(",", ":"))
 
 
 def _search_index(results: list[FileResult]) -> TranscriptIndexer:

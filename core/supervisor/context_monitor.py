@@ -27,7 +27,7 @@ import contextlib
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from core.clock import to_us
@@ -235,18 +235,21 @@ class ContextMonitor:
     async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
         orchestrator = supervisor.orchestrator
         live_since = orchestrator.clock() - timedelta(seconds=self.live_within_s)
-        for conversation_id in ids:
-            try:
-                await self._judge(orchestrator, conversation_id, live_since)
-            except DelegateError as exc:
-                log.warning("context of %s: %s", conversation_id, exc)
-
-    async def _judge(
-        self, orchestrator: AgentOrchestrator, conversation_id: str, live_since: datetime
-    ) -> None:
-        session = await _session_or_none(orchestrator, conversation_id)
-        if session is None or session.last_interacted_at < live_since:
+        try:  # one read for the batch: an import's changes name thousands
+            sessions = await orchestrator.get_sessions(ids)
+        except DelegateError as exc:
+            log.warning("context of %d changed sessions: %s", len(ids), exc)
             return
+        for session in sessions.values():
+            if session.last_interacted_at < live_since:
+                continue
+            try:
+                await self._judge(orchestrator, session)
+            except DelegateError as exc:
+                log.warning("context of %s: %s", session.conversation_id, exc)
+
+    async def _judge(self, orchestrator: AgentOrchestrator, session: Session) -> None:
+        conversation_id = session.conversation_id
         check = await _check(orchestrator, session)
         if check is None or not check.wants_handoff:
             return

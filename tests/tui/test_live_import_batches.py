@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual.app import App, ComposeResult
@@ -173,21 +173,24 @@ async def test_a_session_reported_many_times_in_a_burst_is_read_once_per_interva
     reads: list[str] = []
     read: list[LiveRows.Read] = []
 
-    async def read_session(conversation_id: str) -> Session:
-        reads.append(conversation_id)
-        return Session(
-            conversation_id=conversation_id,
-            agent_id="echo",
-            mode=SessionMode.STANDARD,
-            state=SessionState.IDLE,
-            cwd="/tmp",
-            created_at=FIXED_NOW,
-            last_interacted_at=FIXED_NOW,
-        )
+    async def read_sessions(conversation_ids: Sequence[str]) -> dict[str, Session]:
+        reads.extend(conversation_ids)
+        return {
+            cid: Session(
+                conversation_id=cid,
+                agent_id="echo",
+                mode=SessionMode.STANDARD,
+                state=SessionState.IDLE,
+                cwd="/tmp",
+                created_at=FIXED_NOW,
+                last_interacted_at=FIXED_NOW,
+            )
+            for cid in conversation_ids
+        }
 
     class Host(App[None]):
         def compose(self) -> ComposeResult:
-            yield LiveRows(read_session, every_s=1.0)
+            yield LiveRows(read_sessions, every_s=1.0)
 
         def on_live_rows_read(self, message: LiveRows.Read) -> None:
             read.append(message)
@@ -216,3 +219,36 @@ async def test_a_session_reported_many_times_in_a_burst_is_read_once_per_interva
             ["a", "b", "c"],
         ]
         assert sorted(reads) == ["a", "a", "b", "b", "c"]
+
+
+async def test_a_session_gone_before_its_batch_is_read_is_reported_removed() -> None:
+    read: list[LiveRows.Read] = []
+
+    async def read_sessions(conversation_ids: Sequence[str]) -> dict[str, Session]:
+        return {
+            cid: Session(
+                conversation_id=cid,
+                agent_id="echo",
+                mode=SessionMode.STANDARD,
+                state=SessionState.IDLE,
+                cwd="/tmp",
+                created_at=FIXED_NOW,
+                last_interacted_at=FIXED_NOW,
+            )
+            for cid in conversation_ids
+            if cid != "deleted-meanwhile"
+        }
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield LiveRows(read_sessions)
+
+        def on_live_rows_read(self, message: LiveRows.Read) -> None:
+            read.append(message)
+
+    app = Host()
+    async with app.run_test() as pilot:
+        app.query_one(LiveRows).queue(("kept", "deleted-meanwhile"), ("removed",))
+        await wait_until(pilot, lambda: bool(read), what="the batch")
+    assert [s.conversation_id for s in read[0].sessions] == ["kept"]
+    assert read[0].removed == ("removed", "deleted-meanwhile")

@@ -407,7 +407,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         dismissals = Dismissals(orch.archive, orch.restore, undo_seconds=self.undo_seconds)
         yield dismissals
         yield BackgroundImport(orch.import_sources, self.import_roots or (None, None))
-        yield LiveRows(orch.get_session, every_s=LIVE_EVERY_S)
+        yield LiveRows(orch.get_sessions, every_s=LIVE_EVERY_S)
         yield StatusPanel(self._load_status, thresholds=self.thresholds, id="status")
         with Horizontal(id="body"):
             with Vertical(id="left"):

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from textual import work
 from textual.message import Message
 from textual.widget import Widget
 
-from core.errors import UnknownConversation
 from core.models import Session
 from tui.workers import ForwardsWorkerErrors
 
-SessionReader = Callable[[str], Awaitable[Session]]
+SessionsReader = Callable[[Sequence[str]], Awaitable[dict[str, Session]]]
+"""Reads a batch of sessions by full id: those that exist, by id (``get_sessions``)."""
 
 
 class LiveRows(ForwardsWorkerErrors, Widget):
@@ -40,9 +40,9 @@ class LiveRows(ForwardsWorkerErrors, Widget):
             self.sessions = sessions
             self.removed = removed
 
-    def __init__(self, read_session: SessionReader, *, every_s: float = 0.0) -> None:
+    def __init__(self, read_sessions: SessionsReader, *, every_s: float = 0.0) -> None:
         super().__init__()
-        self._read_session = read_session
+        self._read_sessions = read_sessions
         self.every_s = every_s
         self._changed: dict[str, None] = {}  # ordered set: ids to re-read
         self._removed: dict[str, None] = {}
@@ -68,14 +68,11 @@ class LiveRows(ForwardsWorkerErrors, Widget):
                 changed, removed = list(self._changed), tuple(self._removed)
                 self._changed.clear()
                 self._removed.clear()
-                sessions: list[Session] = []
-                gone: list[str] = list(removed)
-                for cid in changed:
-                    try:
-                        sessions.append(await self._read_session(cid))
-                    except UnknownConversation:
-                        gone.append(cid)  # deleted between the change and this read
-                self.post_message(self.Read(sessions, tuple(gone)))
+                found = await self._read_sessions(changed) if changed else {}
+                sessions = [found[cid] for cid in changed if cid in found]
+                # A session missing was deleted between the change and this read.
+                gone = (*removed, *(cid for cid in changed if cid not in found))
+                self.post_message(self.Read(sessions, gone))
                 # What changes meanwhile is gathered for one read after the interval.
                 await asyncio.sleep(max(0.0, started + self.every_s - time.monotonic()))
         finally:
