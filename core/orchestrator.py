@@ -593,10 +593,14 @@ class AgentOrchestrator:
     async def get_session(self, conversation_id: str) -> Session:
         return await self.store.sessions.get(await self.resolve_id(conversation_id))
 
-    async def get_sessions(self, conversation_ids: Sequence[str]) -> dict[str, Session]:
-        """The sessions of these full ids that exist, by id (one read for a batch of
-        changes; no prefixes: an id a person typed goes through :meth:`get_session`)."""
-        return await self.store.sessions.get_many(conversation_ids)
+    async def get_sessions(
+        self, conversation_ids: Sequence[str], *, active_since: datetime | None = None
+    ) -> dict[str, Session]:
+        """The sessions of these full ids that exist (and were last active at or after
+        ``active_since``, when given), by id: one read for a batch of changes. No
+        prefixes: an id a person typed goes through :meth:`get_session`."""
+        since = None if active_since is None else to_us(active_since)
+        return await self.store.sessions.get_many(conversation_ids, since)
 
     async def context_report(self, conversation_id: str) -> ContextReport:
         """A session's context: figures, window and its source, trend, breakdown by

@@ -89,8 +89,11 @@ class SessionsRepository:
             raise UnknownConversation(conversation_id)
         return session_from_row(row)
 
-    async def get_many(self, conversation_ids: Sequence[str]) -> dict[str, Session]:
-        """The sessions of ``conversation_ids`` that exist, by id, in the order asked.
+    async def get_many(
+        self, conversation_ids: Sequence[str], active_since_us: int | None = None
+    ) -> dict[str, Session]:
+        """The sessions of ``conversation_ids`` that exist, by id, in the order asked;
+        with ``active_since_us``, only those last active then or later.
 
         One read for a batch (an import's changes name thousands): the runs of
         dead owners are judged once, and the rows come in chunks of one query each.
@@ -98,12 +101,15 @@ class SessionsRepository:
         await self._before_read()
         found: dict[str, Session] = {}
         wanted = list(dict.fromkeys(conversation_ids))
+        since = "" if active_since_us is None else " AND last_interacted_at >= ?"
+        extra = () if active_since_us is None else (active_since_us,)
         for start in range(0, len(wanted), _IDS_PER_QUERY):
             chunk = wanted[start : start + _IDS_PER_QUERY]
             marks = ", ".join("?" * len(chunk))
             rows = await self._db.fetch_all(
-                f"SELECT {session_columns()} FROM sessions WHERE conversation_id IN ({marks})",
-                chunk,
+                f"SELECT {session_columns()} FROM sessions"
+                f" WHERE conversation_id IN ({marks}){since}",
+                (*chunk, *extra),
             )
             for row in rows:
                 session = session_from_row(row)

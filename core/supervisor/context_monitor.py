@@ -235,14 +235,12 @@ class ContextMonitor:
     async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
         orchestrator = supervisor.orchestrator
         live_since = orchestrator.clock() - timedelta(seconds=self.live_within_s)
-        try:  # one read for the batch: an import's changes name thousands
-            sessions = await orchestrator.get_sessions(ids)
+        try:  # one read for the batch: an import's changes name thousands, most not live
+            sessions = await orchestrator.get_sessions(ids, active_since=live_since)
         except DelegateError as exc:
             log.warning("context of %d changed sessions: %s", len(ids), exc)
             return
         for session in sessions.values():
-            if session.last_interacted_at < live_since:
-                continue
             try:
                 await self._judge(orchestrator, session)
             except DelegateError as exc:

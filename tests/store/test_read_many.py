@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from support import BASE_US, finished
 
+from core.clock import from_us
 from core.orchestrator import AgentOrchestrator
 
 
@@ -25,3 +26,15 @@ async def test_a_batch_read_returns_the_sessions_that_exist_in_the_order_asked(
 async def test_a_batch_read_of_nothing_reads_nothing(orch: AgentOrchestrator) -> None:
     assert await orch.get_sessions([]) == {}
     assert await orch.get_sessions(["not-there"]) == {}
+
+
+async def test_a_batch_read_can_keep_only_the_sessions_active_lately(
+    orch: AgentOrchestrator,
+) -> None:
+    await orch.store.bulk.insert([finished(f"s-{n}", BASE_US + n) for n in range(10)])
+    since = from_us(BASE_US + 7)
+
+    found = await orch.get_sessions([f"s-{n}" for n in range(10)], active_since=since)
+
+    assert list(found) == ["s-7", "s-8", "s-9"]
+    assert all(s.last_interacted_at >= since for s in found.values())
