@@ -167,6 +167,19 @@ async def test_calls_in_a_burst_run_at_once_and_then_once_more_at_the_interval()
         assert not throttle.due
 
 
+def _idle(conversation_id: str) -> Session:
+    """A session as the store would give it back: only its id matters here."""
+    return Session(
+        conversation_id=conversation_id,
+        agent_id="echo",
+        mode=SessionMode.STANDARD,
+        state=SessionState.IDLE,
+        cwd="/tmp",
+        created_at=FIXED_NOW,
+        last_interacted_at=FIXED_NOW,
+    )
+
+
 async def test_a_session_reported_many_times_in_a_burst_is_read_once_per_interval() -> None:
     """An import's commits report the same sessions again and again (added, then their
     counts and links): each interval reads each of them once."""
@@ -175,18 +188,7 @@ async def test_a_session_reported_many_times_in_a_burst_is_read_once_per_interva
 
     async def read_sessions(conversation_ids: Sequence[str]) -> dict[str, Session]:
         reads.extend(conversation_ids)
-        return {
-            cid: Session(
-                conversation_id=cid,
-                agent_id="echo",
-                mode=SessionMode.STANDARD,
-                state=SessionState.IDLE,
-                cwd="/tmp",
-                created_at=FIXED_NOW,
-                last_interacted_at=FIXED_NOW,
-            )
-            for cid in conversation_ids
-        }
+        return {cid: _idle(cid) for cid in conversation_ids}
 
     class Host(App[None]):
         def compose(self) -> ComposeResult:
@@ -225,19 +227,7 @@ async def test_a_session_gone_before_its_batch_is_read_is_reported_removed() -> 
     read: list[LiveRows.Read] = []
 
     async def read_sessions(conversation_ids: Sequence[str]) -> dict[str, Session]:
-        return {
-            cid: Session(
-                conversation_id=cid,
-                agent_id="echo",
-                mode=SessionMode.STANDARD,
-                state=SessionState.IDLE,
-                cwd="/tmp",
-                created_at=FIXED_NOW,
-                last_interacted_at=FIXED_NOW,
-            )
-            for cid in conversation_ids
-            if cid != "deleted-meanwhile"
-        }
+        return {cid: _idle(cid) for cid in conversation_ids if cid != "deleted-meanwhile"}
 
     class Host(App[None]):
         def compose(self) -> ComposeResult:
