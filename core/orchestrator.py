@@ -94,11 +94,9 @@ from core.models import (
 from core.redact import redact
 from core.store import (
     HistoryEvents,
-    NewCheckpoint,
     NewMessage,
     NewRun,
     NewSession,
-    SessionCopy,
     Store,
 )
 
@@ -905,6 +903,8 @@ class AgentOrchestrator:
     ) -> Checkpoint:
         """Mark the session at message ``seq`` (default: its newest) for a later
         restore or fork; ``label`` is one line (blank: none)."""
+        from core.store.checkpoints import NewCheckpoint
+
         conversation_id = await self.resolve_id(conversation_id)
         session = await self.store.sessions.get(conversation_id)
         cleaned = _checkpoint_label(label)
@@ -942,6 +942,8 @@ class AgentOrchestrator:
         checkpoint's session) takes the checkpoint's messages from another
         session. A Claude Code or Codex session is never edited: fork it.
         """
+        from core.store.checkpoints import NewCheckpoint, SessionCopy
+
         source = await self.get_checkpoint(checkpoint_id)
         target = await self.store.sessions.get(
             await self.resolve_id(into) if into is not None else source.conversation_id
@@ -971,6 +973,8 @@ class AgentOrchestrator:
         A Claude Code or Codex session forks through its own CLI instead
         (:func:`core.reopen.fork_plan`): delegate never writes their files.
         """
+        from core.store.checkpoints import SessionCopy
+
         source = await self.get_checkpoint(checkpoint_id)
         session = await self.store.sessions.get(source.conversation_id)
         await self._check_own(session, "copied here; fork it in its own CLI")

@@ -44,6 +44,17 @@ NOT_BEFORE_FIRST_FRAME = (
     "core.context.counting",  # token counts and windows of a launch
     "core.context.windows",
     "core.tokens",
+    # The store's repositories a listing does not use (made on first use).
+    "core.store.archive",
+    "core.store.bulk",
+    "core.store.changes",
+    "core.store.checkpoints",
+    "core.store.context",
+    "core.store.documents",
+    "core.store.imports",
+    "core.store.leases",
+    "core.store.returns",
+    "core.store.tombstones",
     "tui.modals.confirm_quit",  # asked on quitting with runs in flight
     "tui.modals.error",  # shown when a worker fails
 )

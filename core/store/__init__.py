@@ -21,34 +21,23 @@ tables and SQL::
     store.checkpoints marks in a session; forks and restores from them
     store.returns     compact-return steps of role chains      (return_steps)
 
-Row types (what goes in) live in :mod:`core.store.rows` and are re-exported here.
+Row types (what goes in) live in :mod:`core.store.rows` and are re-exported here. The
+repositories a listing does not use are made, and their modules imported, on first
+use: the panel's first frame needs only sessions, runs, messages and history.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from core.store.agents import AgentsRepository
-from core.store.archive import ArchiveRepository
-from core.store.bulk import BulkRepository
-from core.store.changes import ChangeCursor, ChangeSet, ChangesRepository, StoredHistory
-from core.store.checkpoints import CheckpointsRepository, NewCheckpoint, SessionCopy
-from core.store.context import ContextRepository
 from core.store.database import Database
-from core.store.documents import DocumentsRepository, NewDocument
 from core.store.history import HistoryEvents, HistoryRepository
-from core.store.imports import ImportsRepository
-from core.store.leases import LeasesRepository
 from core.store.messages import (
     SQL_RECENT_MESSAGES,
     SQL_RECENT_MESSAGES_BEFORE,
     MessagesRepository,
-)
-from core.store.returns import (
-    DeletedReturns,
-    NewReturnStep,
-    ReturnSession,
-    ReturnStepsRepository,
 )
 from core.store.rows import (
     FinishedSession,
@@ -65,7 +54,48 @@ from core.store.rows import (
 )
 from core.store.runs import AgentProcess, RunsRepository
 from core.store.sessions import SQL_LIST_SESSIONS, SQL_LIST_SESSIONS_AFTER, SessionsRepository
-from core.store.tombstones import TombstonesRepository
+
+if TYPE_CHECKING:
+    from core.store.agents import AgentsRepository
+    from core.store.archive import ArchiveRepository
+    from core.store.bulk import BulkRepository
+    from core.store.changes import ChangeCursor, ChangeSet, ChangesRepository, StoredHistory
+    from core.store.checkpoints import CheckpointsRepository, NewCheckpoint, SessionCopy
+    from core.store.context import ContextRepository
+    from core.store.documents import DocumentsRepository, NewDocument
+    from core.store.imports import ImportsRepository
+    from core.store.leases import LeasesRepository
+    from core.store.returns import (
+        DeletedReturns,
+        NewReturnStep,
+        ReturnSession,
+        ReturnStepsRepository,
+    )
+    from core.store.tombstones import TombstonesRepository
+
+# Row types of the repositories a listing does not use: their modules load on first
+# use (the panel's first frame needs sessions, runs, messages and history only).
+_LAZY_NAMES = {
+    "ChangeCursor": "core.store.changes",
+    "ChangeSet": "core.store.changes",
+    "StoredHistory": "core.store.changes",
+    "NewCheckpoint": "core.store.checkpoints",
+    "SessionCopy": "core.store.checkpoints",
+    "NewDocument": "core.store.documents",
+    "DeletedReturns": "core.store.returns",
+    "NewReturnStep": "core.store.returns",
+    "ReturnSession": "core.store.returns",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "SQL_LIST_SESSIONS",
@@ -109,17 +139,74 @@ class Store:
         self.runs = RunsRepository(db, self.messages, self.history)
         # Every reader first interrupts runs whose owner is gone (issue 7.7).
         self.sessions = SessionsRepository(db, before_read=self._interrupt_dead_runs)
-        self.tombstones = TombstonesRepository(db, before_dismiss=self._interrupt_dead_runs)
-        self.archive = ArchiveRepository(db, before_write=self._interrupt_dead_runs)
-        self.imports = ImportsRepository(db)
-        self.agents = AgentsRepository(db)
-        self.bulk = BulkRepository(db, self.messages)
-        self.changes = ChangesRepository(db)
-        self.leases = LeasesRepository(db)
-        self.context = ContextRepository(db)
-        self.documents = DocumentsRepository(db)
-        self.checkpoints = CheckpointsRepository(db)
-        self.returns = ReturnStepsRepository(db)
+
+    # The other repositories are made (and their modules imported) on first use.
+
+    @functools.cached_property
+    def tombstones(self) -> TombstonesRepository:
+        from core.store.tombstones import TombstonesRepository
+
+        return TombstonesRepository(self.db, before_dismiss=self._interrupt_dead_runs)
+
+    @functools.cached_property
+    def archive(self) -> ArchiveRepository:
+        from core.store.archive import ArchiveRepository
+
+        return ArchiveRepository(self.db, before_write=self._interrupt_dead_runs)
+
+    @functools.cached_property
+    def imports(self) -> ImportsRepository:
+        from core.store.imports import ImportsRepository
+
+        return ImportsRepository(self.db)
+
+    @functools.cached_property
+    def agents(self) -> AgentsRepository:
+        from core.store.agents import AgentsRepository
+
+        return AgentsRepository(self.db)
+
+    @functools.cached_property
+    def bulk(self) -> BulkRepository:
+        from core.store.bulk import BulkRepository
+
+        return BulkRepository(self.db, self.messages)
+
+    @functools.cached_property
+    def changes(self) -> ChangesRepository:
+        from core.store.changes import ChangesRepository
+
+        return ChangesRepository(self.db)
+
+    @functools.cached_property
+    def leases(self) -> LeasesRepository:
+        from core.store.leases import LeasesRepository
+
+        return LeasesRepository(self.db)
+
+    @functools.cached_property
+    def context(self) -> ContextRepository:
+        from core.store.context import ContextRepository
+
+        return ContextRepository(self.db)
+
+    @functools.cached_property
+    def documents(self) -> DocumentsRepository:
+        from core.store.documents import DocumentsRepository
+
+        return DocumentsRepository(self.db)
+
+    @functools.cached_property
+    def checkpoints(self) -> CheckpointsRepository:
+        from core.store.checkpoints import CheckpointsRepository
+
+        return CheckpointsRepository(self.db)
+
+    @functools.cached_property
+    def returns(self) -> ReturnStepsRepository:
+        from core.store.returns import ReturnStepsRepository
+
+        return ReturnStepsRepository(self.db)
 
     @property
     def path(self) -> Path:
