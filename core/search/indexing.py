@@ -28,11 +28,10 @@ import aiosqlite
 import orjson
 
 from core.sources.texts import SEPARATOR, Searchable
-from core.store.database import first_row
+from core.store.database import first_row, id_chunks
 
 PART_CHARS = 8 * 1024
 """A part is closed once it holds this many characters (a longer text is a part alone)."""
-_CHUNK = 500  # ids per IN (...) list
 Part = tuple[str, str, int]
 """``(body, marks, at_us)`` of one packed part; ``at_us``: its first text's time."""
 
@@ -162,9 +161,7 @@ async def _open_part(db: aiosqlite.Connection, read: TranscriptTexts) -> list[Se
 
 async def _index_titles(db: aiosqlite.Connection, ids: list[str]) -> None:
     """Index the titles of these imported sessions that are new or changed."""
-    for i in range(0, len(ids), _CHUNK):
-        chunk = ids[i : i + _CHUNK]
-        marks = ", ".join("?" * len(chunk))
+    for chunk, marks in id_chunks(ids):
         await db.execute(
             "DELETE FROM search_docs WHERE origin = 0 AND kind = 'title'"
             f" AND conversation_id IN ({marks}) AND body IS NOT (SELECT {_TITLE}"
@@ -188,9 +185,7 @@ _TITLE = "replace(replace(s.title, char(2), ' '), char(3), ' ')"
 async def _indexable(db: aiosqlite.Connection, ids: list[str]) -> set[str]:
     """The ids among ``ids`` of imported sessions stored now (archived too; not ours)."""
     found: set[str] = set()
-    for i in range(0, len(ids), _CHUNK):
-        chunk = ids[i : i + _CHUNK]
-        marks = ", ".join("?" * len(chunk))
+    for chunk, marks in id_chunks(ids):
         rows = await db.execute_fetchall(
             "SELECT conversation_id FROM sessions"
             f" WHERE conversation_id IN ({marks}) AND source != 'delegate'",

@@ -14,7 +14,7 @@ import aiosqlite
 from core.cursors import SessionCursor
 from core.errors import UnknownConversation
 from core.models import Session, SessionScope, SessionSort
-from core.store.database import Database
+from core.store.database import Database, id_chunks
 from core.store.rows import clamp_count, clamp_int, session_columns, session_from_row
 from core.store.scope import scope_where
 
@@ -33,7 +33,6 @@ SQL_LIST_SESSIONS_AFTER = (
 )
 # A parent's sub-agents, oldest first: walks index sessions_children.
 _CHILDREN_ORDER = "ORDER BY created_at, conversation_id"
-_IDS_PER_QUERY = 500  # SQLite allows 32,766 parameters; a shorter IN list plans as fast
 # The filter of the picker: a case-folded substring of these fields, folded by
 # Python's ``str.casefold`` (registered on the connections by core.store.database
 # as ``casefold``; about as fast as SQLite's ASCII-only ``lower``), so ``ÜBER``
@@ -103,9 +102,7 @@ class SessionsRepository:
         wanted = list(dict.fromkeys(conversation_ids))
         since = "" if active_since_us is None else " AND last_interacted_at >= ?"
         extra = () if active_since_us is None else (active_since_us,)
-        for start in range(0, len(wanted), _IDS_PER_QUERY):
-            chunk = wanted[start : start + _IDS_PER_QUERY]
-            marks = ", ".join("?" * len(chunk))
+        for chunk, marks in id_chunks(wanted):
             rows = await self._db.fetch_all(
                 f"SELECT {session_columns()} FROM sessions"
                 f" WHERE conversation_id IN ({marks}){since}",
