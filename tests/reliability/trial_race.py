@@ -54,20 +54,41 @@ GATE_NAME = "race-gate"
 OTHERS_TIMEOUT_S = 30.0
 
 
+class RacerGone(Exception):
+    """A racer exited before a round reached it: the round cannot be judged."""
+
+
 def _racers(work: Path, data: Path, count: int, tag: str) -> list[subprocess.Popen[str]]:
     env = tagged_env(work, tag, {"PYTHONPATH": str(ROOT)})
-    return [
-        subprocess.Popen(
-            [sys.executable, str(RACER), str(data)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            cwd=work,
-            env=env,
-        )
-        for _ in range(count)
-    ]
+    racers = []
+    for i in range(count):
+        # Each racer's stderr is kept in a file: a racer that dies says why.
+        with open(work / f"racer-{i}.stderr", "wb") as stderr:
+            racers.append(
+                subprocess.Popen(
+                    [sys.executable, str(RACER), str(data)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    text=True,
+                    cwd=work,
+                    env=env,
+                )
+            )
+    return racers
+
+
+def _gone(work: Path, racers: list[subprocess.Popen[str]]) -> str | None:
+    """Which racers have exited, with their exit status and the tail of their stderr."""
+    dead = []
+    for i, racer in enumerate(racers):
+        code = racer.poll()
+        if code is None:
+            continue
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        tail = (work / f"racer-{i}.stderr").read_text(errors="replace")[-400:].strip()
+        dead.append(f"racer {i} ({how}; stderr: {tail or 'empty'!r})")
+    return "; ".join(dead) or None
 
 
 def _answers(
@@ -87,7 +108,7 @@ def _answers(
         for i, racer in enumerate(racers):
             if racer.stdout in ready and i not in answers:
                 line = racer.stdout.readline() if racer.stdout else ""
-                answers[i] = json.loads(line) if line else {"traceback": "racer exited"}
+                answers[i] = json.loads(line) if line else {"exited": racer.wait()}
     return answers
 
 
@@ -115,8 +136,11 @@ def follow_up_races(work: Path, rounds: int, *, seed: int = 13) -> Tally:
         tag = new_tag()
         racers = _racers(work, data, 8, tag)
         try:
-            first = _racers_round(racers[:1], {"agent_id": "racer", "prompt": "hello"}, gate)
-            assert first, "no first turn"
+            try:
+                first = _racers_round(racers[:1], {"agent_id": "racer", "prompt": "hello"}, gate)
+            except RacerGone:
+                first = None
+            assert first, f"no first turn: {_gone(work, racers)}"
             assert first[0].get("status") == "ok", f"no first turn: {first}"
             conversation = str(first[0]["conversation_id"])
             db = data / DB_FILENAME
@@ -129,7 +153,11 @@ def follow_up_races(work: Path, rounds: int, *, seed: int = 13) -> Tally:
                 where = f"round {round_no} ({count} racers)"
                 before = _run_count(db)
                 request = {"conversation_id": conversation, "prompt": f"race round {round_no}"}
-                answers = _racers_round(racers[:count], request, gate)
+                try:
+                    answers = _racers_round(racers[:count], request, gate)
+                except RacerGone:
+                    tally.lose(f"{where}: {_gone(work, racers)}")
+                    break  # a round without all its racers proves nothing
                 if answers is None:
                     tally.hang(f"{where}: no answer within {ROUND_TIMEOUT_S:.0f} s")
                     break  # the racers are in an unknown state: stop rather than mis-count
@@ -162,10 +190,15 @@ def _racers_round(
     ``OTHERS_TIMEOUT_S``, when two hold the gate: a second winner)."""
     gate.unlink(missing_ok=True)
     line = json.dumps(request) + "\n"
+    if any(racer.poll() is not None for racer in racers):
+        raise RacerGone
     for racer in racers:  # released together: one write each, no waiting in between
         assert racer.stdin is not None
-        racer.stdin.write(line)
-        racer.stdin.flush()
+        try:
+            racer.stdin.write(line)
+            racer.stdin.flush()
+        except BrokenPipeError:  # exited since the check above
+            raise RacerGone from None
     answers = _answers(racers, OTHERS_TIMEOUT_S, enough=len(racers) - 1)
     gate.touch()
     if answers is None:
