@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from agent_clis import Agents, find_cli
 from capsule_support import capsule_text, make_repo, save
-from conftest import Agents, find_cli
 
 from core.documents.prompt import CAPSULE_HEADING
 from core.events import CapsuleGap, CapsuleInjected

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import Agents, find_cli
+from agent_clis import Agents, find_cli
 from test_real_clis import processes_gone, run_to_end
 
 from core.capsules.registry import capsule_document

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from conftest import Agents, find_cli
+from agent_clis import Agents, find_cli
 from model_server import last_user_text
 
 from core.documents.handoff_template import HANDOFF_SECTIONS, validate_handoff

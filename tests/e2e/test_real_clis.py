@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CODEX_MODEL, Agents, find_cli
+from agent_clis import CODEX_MODEL, Agents, find_cli
 from model_server import INPUT_TOKENS_PER_MESSAGE, OUTPUT_TOKENS, conversation_length
 
 from core.errors import UnknownConversation

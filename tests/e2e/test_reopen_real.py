@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Agents, find_cli
+from agent_clis import Agents, find_cli
 from model_server import Recorded, conversation_length
 from test_real_clis import indexed, processes_with_home, run_to_end
 

@@ -4,7 +4,7 @@ transcript grows; a purged one never comes back, and its transcript is never tou
 from __future__ import annotations
 
 import pytest
-from conftest import Homes
+from source_homes import Homes
 
 from core.errors import UnknownConversation
 from core.orchestrator import AgentOrchestrator

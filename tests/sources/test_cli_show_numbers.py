@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import Homes
+from source_homes import Homes
 
 from tui.cli import main
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Homes
 from hostile_trees import HostileTree, build_hostile_tree, claude_lines, deep_line, jsonl
+from source_homes import Homes
 from support import json_out, run_cli
 
 from core.sources.worker import FileResult, FileTask, parse_batch

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import Homes
+from source_homes import Homes
 from sources_support import SESSION, append, assistant, line, user, write
 from support import finished, query
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Homes
+from source_homes import Homes
 from sources_support import SESSION, assistant, envelope, user, write
 
 from core.orchestrator import AgentOrchestrator

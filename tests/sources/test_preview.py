@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Homes
+from source_homes import Homes
 from sources_support import SESSION, assistant, line, user
 
 from core.cursors import MessageCursor, encode_message_cursor

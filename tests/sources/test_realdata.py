@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import Homes
+from source_homes import Homes
 from support import query
 
 from core.models import SessionScope, SessionState

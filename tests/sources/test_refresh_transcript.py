@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import Homes
+from source_homes import Homes
 from sources_support import SESSION, append, assistant, line, user, write
 
 from core.orchestrator import AgentOrchestrator

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Homes
+from source_homes import Homes
 
 from core.errors import UnknownConversation
 from core.orchestrator import AgentOrchestrator

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import Homes
+from source_homes import Homes
 from sources_support import SESSION, assistant, user
 
 from core.errors import InvalidRequest

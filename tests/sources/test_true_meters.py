@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import REALDATA, Homes
+from source_homes import REALDATA, Homes
 from sources_support import SESSION, append, assistant, envelope, line, user, write
 from support import write_config
 

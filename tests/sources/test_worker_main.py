@@ -8,7 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from conftest import Homes
+from source_homes import Homes
 
 ROOT = Path(__file__).resolve().parents[2]
 

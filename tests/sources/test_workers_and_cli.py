@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import Homes
+from source_homes import Homes
 from support import query
 
 from core.models import SessionScope
