@@ -55,8 +55,12 @@ NOT_BEFORE_FIRST_FRAME = (
     "core.store.leases",
     "core.store.returns",
     "core.store.tombstones",
-    "tui.modals.confirm_quit",  # asked on quitting with runs in flight
-    "tui.modals.error",  # shown when a worker fails
+    # The picker's modals and panels: each opens on a key, never in the first frame.
+    "tui.modals",
+    "tui.capsule_panel",  # a capsule's editor and preview
+    "tui.return_panel",  # a group's hand-offs
+    "core.capsules",
+    "core.documents",
 )
 
 SESSION = "aaaaaaaa-0000-4000-8000-0000000000f1"

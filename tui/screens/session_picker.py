@@ -57,19 +57,11 @@ from tui.bridge import (
     WatchStatusChanged,
     connect,
 )
-from tui.capsule_panel import capsule_document, editor_target
 from tui.commands import PickerCommands
 from tui.context_levels import Thresholds
 from tui.keys import live_keys
 from tui.list_scope import ListScope
 from tui.live import Throttle, polling_note
-from tui.modals.confirm_capsule import ConfirmCapsuleLaunch
-from tui.modals.confirm_dismiss import DEPENDANTS_SHOWN, ConfirmDismiss, ConfirmPurge
-from tui.modals.confirm_stop import ConfirmStop
-from tui.modals.help import HelpScreen, help_rows
-from tui.modals.other_folder import OtherFolder
-from tui.modals.rename import RenameSession
-from tui.return_panel import artifacts_session_of
 from tui.safe_text import first_line
 from tui.widgets.background_import import BackgroundImport, ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS, Dismissals
@@ -752,6 +744,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     # --- capsules ----------------------------------------------------------
 
     async def _capsule_document(self, capsule_id: str) -> ContextDocument | None:
+        from tui.capsule_panel import capsule_document  # deferred: used on demand
+
         return await capsule_document(self.orchestrator, capsule_id)
 
     def action_edit_capsule(self) -> None:
@@ -761,6 +755,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @work(group="capsule-editor", name="opening the capsule editor", exit_on_error=False)
     async def _open_capsule_editor(self, session: Session) -> None:
+        from tui.capsule_panel import editor_target
         from tui.screens.capsule_editor import CapsuleEditorScreen  # deferred: opened on demand
 
         target = await editor_target(self.orchestrator, session)
@@ -797,6 +792,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
         focus = None
         if session is not None:
+            from tui.return_panel import artifacts_session_of
+
             focus = await artifacts_session_of(self.orchestrator, session)
         self.app.push_screen(ReturnGroupsScreen(self.orchestrator, clock=self.clock, focus=focus))
 
@@ -833,6 +830,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             def chosen(folder: str | None) -> None:
                 if folder is not None:
                     self._open_in_cli(session, folder)
+
+            from tui.modals.other_folder import OtherFolder  # deferred: opened on demand
 
             self.app.push_screen(OtherFolder(session, suggestion), chosen)
             return
@@ -1009,6 +1008,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             if yes:
                 self._stop(session)
 
+        from tui.modals.confirm_stop import ConfirmStop  # deferred: opened on demand
+
         self.app.push_screen(ConfirmStop(session), answered)
 
     @work(group="stop", name="stopping the run", exit_on_error=False)
@@ -1083,6 +1084,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             if yes:
                 self._launch(request, widened)
 
+        from tui.modals.confirm_capsule import ConfirmCapsuleLaunch  # deferred: opened on demand
+
         self.app.push_screen(ConfirmCapsuleLaunch(refused), answered)
 
     # --- the archive: archive, undo, restore, rename, purge --------------
@@ -1116,6 +1119,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         def answered(yes: bool | None) -> None:
             if yes:
                 self._dismiss_with_undo(session)
+
+        from tui.modals.confirm_dismiss import ConfirmDismiss  # deferred: opened on demand
 
         self.app.push_screen(ConfirmDismiss(session, self.clock()), answered)
 
@@ -1189,6 +1194,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             if name is not None:
                 self._rename(session, name)
 
+        from tui.modals.rename import RenameSession  # deferred: opened on demand
+
         self.app.push_screen(RenameSession(session), answered)
 
     @work(group="archive", name="renaming the session", exit_on_error=False)
@@ -1212,6 +1219,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     @work(group="archive", name="asking before the purge", exit_on_error=False)
     async def _ask_purge(self, session: Session) -> None:
         """The question lists the sessions that depend on this one (guarded delete)."""
+        from tui.modals.confirm_dismiss import DEPENDANTS_SHOWN, ConfirmPurge  # deferred
+
         try:
             ids = await self.orchestrator.dependants(session.conversation_id)
             shown = [await self.orchestrator.get_session(cid) for cid in ids[:DEPENDANTS_SHOWN]]
@@ -1393,4 +1402,6 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.refresh_status()
 
     def action_help(self) -> None:
+        from tui.modals.help import HelpScreen, help_rows  # deferred: opened on demand
+
         self.app.push_screen(HelpScreen(help_rows(self, self.BINDINGS) + EXTRA_HELP))
