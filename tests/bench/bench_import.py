@@ -13,6 +13,11 @@ with its own mtime. Then measures:
   per-round ratios to ccusage (target: < 2.5 s and below ccusage), with the
   load average beside it; the time until the first batch is committed (the
   first rows a front end can list);
+- the machine's CPU seconds during each cold import, every process counted (the
+  goal's 2.5 s on N cores allows 2.5 x N s), beside ccusage's;
+- with ``--native-floor`` (``uv run --with duckdb``), DuckDB reading every line
+  of the corpus for four facts per file: what native code that parses each line
+  takes here, a floor rather than a peer;
 - ``list_sessions`` first page (limit 50) right after, and the store's size;
 - warm re-scan with nothing changed, ``import_sources`` alone (the app's own
   re-scan is measured by ``bench_startup.py``);
@@ -26,6 +31,7 @@ Usage::
     uv run python tests/bench/bench_import.py --smoke          # seconds, for CI
     uv run python tests/bench/bench_import.py --work-dir DIR   # keep the corpus for reruns
     uv run python tests/bench/bench_import.py --smoke --no-peers   # CI: no ccusage
+    uv run --with duckdb python tests/bench/bench_import.py --native-floor
     uv run python tests/bench/bench_import.py --codex-state CODEX_HOME/state_5.sqlite
         # also a first page of 50 from Codex's own thread index, beside our store's
 
@@ -161,6 +167,62 @@ def _stats(samples: list[float]) -> str:
     return f"p50 {_ms(statistics.median(ordered))} p95 {_ms(p95)} n {len(ordered)}"
 
 
+def _note_cpu(samples: list[float], used: bench_peers.MachineCpu) -> None:
+    if used.seconds is not None:
+        samples.append(used.seconds)
+
+
+def _cpu_line(cpu: dict[str, list[float]], load: bench_peers.Load) -> str:
+    """The machine's CPU seconds during each cold import: a figure the load moves less
+    than wall time, and the budget the goal leaves (2.5 s on every core)."""
+    if not cpu["app"]:
+        return "CPU of the machine during the cold imports: not measured (no /proc/stat)"
+    names = {"ccusage": "ccusage", "app": "import_sources", "cli": "delegate import",
+             "native": "DuckDB"}  # fmt: skip
+    parts = []
+    for key, name in names.items():
+        if not cpu[key]:
+            continue
+        part = f"{name} {statistics.median(cpu[key]):.2f} s"
+        if key != "ccusage" and cpu["ccusage"]:
+            part += f" ({bench_peers.paired_ratio(cpu[key], cpu['ccusage'])} of ccusage)"
+        parts.append(part)
+    budget = WHOLE_TARGET_S * (os.cpu_count() or 1)
+    return (
+        f"CPU of the machine during each cold import (every process, p50): {'; '.join(parts)};"
+        f" the goal's {WHOLE_TARGET_S} s on {os.cpu_count()} cores allows {budget:.1f} s; {load}"
+    )
+
+
+def native_reader(corpus: Path) -> tuple[float, int]:
+    """DuckDB reading every line of the corpus for four facts per file: (seconds, files).
+
+    A floor for native code that parses each line, not a peer: only with
+    ``--native-floor`` (``uv run --with duckdb``).
+    """
+    import duckdb  # optional: not one of delegate's dependencies
+
+    con = duckdb.connect()
+    con.execute(f"SET threads = {os.cpu_count() or 1}")
+    pattern = str(corpus / "**" / "*.jsonl").replace("'", "''")
+    query = f"""
+        SELECT filename, count(*), min(json_extract_string(json, '$.timestamp')),
+               max(json_extract_string(json, '$.timestamp')),
+               sum(TRY_CAST(json_extract(json, '$.message.usage.output_tokens') AS BIGINT))
+        FROM read_ndjson_objects('{pattern}', filename = true, ignore_errors = true,
+                                 maximum_object_size = 268435456)
+        GROUP BY filename"""
+    t0 = time.perf_counter()
+    rows = con.execute(query).fetchall()
+    return time.perf_counter() - t0, len(rows)
+
+
+def native_version() -> str:
+    import duckdb
+
+    return str(duckdb.__version__)
+
+
 def _ours_env(work: Path) -> dict[str, str]:
     """The CLI as installed: bytecode written once (by a warm-up run) and reused."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -205,6 +267,7 @@ async def run(
     peers: bool,
     out: Out,
     codex_state: Path | None = None,
+    native_floor: bool = False,
 ) -> int:
     out(
         f"machine: {os.cpu_count()} cores (nproc), Python {sys.version.split()[0]};"
@@ -229,18 +292,32 @@ async def run(
     reports = []
     cli_reports = []
     days, cc_failure = 0, None if ccusage else ("--no-peers" if not peers else "not installed")
+    cpu: dict[str, list[float]] = {"ccusage": [], "app": [], "cli": [], "native": []}
+    native_s: list[float] = []
+    native_files = 0
     for _ in range(rounds):
         load.note()
         if ccusage is not None and cc_failure is None:
-            took, cc_failure, days = bench_peers.run_ccusage(ccusage, cc_env)
+            with bench_peers.MachineCpu() as used:
+                took, cc_failure, days = bench_peers.run_ccusage(ccusage, cc_env)
             if cc_failure is None:
                 cc_s.append(took)
-        took, report = await app_import(data_dir, claude, codex)
+                _note_cpu(cpu["ccusage"], used)
+        with bench_peers.MachineCpu() as used:
+            took, report = await app_import(data_dir, claude, codex)
         app_s.append(took)
+        _note_cpu(cpu["app"], used)
         reports.append(report)
-        took, cli_report = cli_import(work / "store-cli", claude, codex, env)
+        with bench_peers.MachineCpu() as used:
+            took, cli_report = cli_import(work / "store-cli", claude, codex, env)
         cli_s.append(took)
+        _note_cpu(cpu["cli"], used)
         cli_reports.append(cli_report)
+        if native_floor:
+            with bench_peers.MachineCpu() as used:
+                took, native_files = native_reader(work / "corpus")
+            native_s.append(took)
+            _note_cpu(cpu["native"], used)
         load.note()
     report = reports[-1]
     firsts = [r.first_batch_s or t for r, t in zip(reports, app_s, strict=True)]
@@ -276,6 +353,13 @@ async def run(
         )
     else:
         out(f"ccusage daily --json --offline: could not measure: {cc_failure}; {load}")
+    if native_s:
+        out(
+            f"a native reader's floor, DuckDB {native_version()} read_ndjson_objects (every line"
+            f" parsed, four fields per file, {os.cpu_count()} threads): {_stats(native_s)},"
+            f" {native_files:,} files; {load}"
+        )
+    out(_cpu_line(cpu, load))
     if report.files_seen != files or report.bytes_read != size:
         out(f"-> BAD: expected {files} files / {size} bytes")
         return 1
@@ -411,6 +495,11 @@ def main(argv: list[str] | None = None, out: Out = print) -> int:
     parser.add_argument(
         "--codex-state", type=Path, help="a state_N.sqlite of Codex: time its first page too"
     )
+    parser.add_argument(
+        "--native-floor",
+        action="store_true",
+        help="also time DuckDB reading every line (uv run --with duckdb): native code's floor",
+    )
     args = parser.parse_args(argv)
     copies, big_mb, rescans = args.copies, args.big_mb, args.rescans
     if args.smoke:
@@ -420,10 +509,34 @@ def main(argv: list[str] | None = None, out: Out = print) -> int:
     if args.work_dir is not None:
         args.work_dir.mkdir(parents=True, exist_ok=True)
         work = args.work_dir
-        return asyncio.run(run(work, copies, big_mb, rescans, rounds, peers, out, args.codex_state))
+        return asyncio.run(
+            run(
+                work,
+                copies,
+                big_mb,
+                rescans,
+                rounds,
+                peers,
+                out,
+                args.codex_state,
+                args.native_floor,
+            )
+        )
     with tempfile.TemporaryDirectory(prefix="delegate-import-bench-") as tmp:
         work = Path(tmp)
-        return asyncio.run(run(work, copies, big_mb, rescans, rounds, peers, out, args.codex_state))
+        return asyncio.run(
+            run(
+                work,
+                copies,
+                big_mb,
+                rescans,
+                rounds,
+                peers,
+                out,
+                args.codex_state,
+                args.native_floor,
+            )
+        )
 
 
 if __name__ == "__main__":

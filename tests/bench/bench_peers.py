@@ -34,6 +34,38 @@ def load_now() -> str:
     return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
 
 
+def machine_cpu_s() -> float | None:
+    """CPU seconds the whole machine has spent since boot (user, nice, system, irq,
+    softirq, from /proc/stat); None without /proc."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq = map(int, fields[1:8])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+class MachineCpu:
+    """The machine's CPU seconds over a ``with`` block (``seconds``; None without /proc).
+
+    It counts every process a measured command starts, even workers their
+    forkserver reaps (which a child's rusage misses), and whatever else ran
+    meanwhile: read it beside the load.
+    """
+
+    seconds: float | None = None
+
+    def __enter__(self) -> MachineCpu:
+        self._start = machine_cpu_s()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = machine_cpu_s()
+        if self._start is not None and end is not None:
+            self.seconds = end - self._start
+
+
 @dataclass
 class Load:
     """The 1-minute load average noted at each sample of a figure."""

@@ -18,6 +18,7 @@ FIGURES = [
     "cold import, whole corpus",
     "delegate import (whole process), whole corpus",
     "ccusage daily --json --offline: could not measure: --no-peers",
+    "CPU of the machine during each cold import (every process, p50): import_sources",
     "list_sessions first page (limit 50) after import",
     "warm re-scan, nothing changed",
     "preview last 20 of a 5 MB transcript",
