@@ -506,37 +506,16 @@ def main(argv: list[str] | None = None, out: Out = print) -> int:
         copies, big_mb, rescans = 2, 5, 3
     rounds = args.rounds or (1 if args.smoke else 3)
     peers = not args.no_peers
+
+    def bench(work: Path) -> int:
+        options = (rescans, rounds, peers, out, args.codex_state, args.native_floor)
+        return asyncio.run(run(work, copies, big_mb, *options))
+
     if args.work_dir is not None:
         args.work_dir.mkdir(parents=True, exist_ok=True)
-        work = args.work_dir
-        return asyncio.run(
-            run(
-                work,
-                copies,
-                big_mb,
-                rescans,
-                rounds,
-                peers,
-                out,
-                args.codex_state,
-                args.native_floor,
-            )
-        )
+        return bench(args.work_dir)
     with tempfile.TemporaryDirectory(prefix="delegate-import-bench-") as tmp:
-        work = Path(tmp)
-        return asyncio.run(
-            run(
-                work,
-                copies,
-                big_mb,
-                rescans,
-                rounds,
-                peers,
-                out,
-                args.codex_state,
-                args.native_floor,
-            )
-        )
+        return bench(Path(tmp))
 
 
 if __name__ == "__main__":
