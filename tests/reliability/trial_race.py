@@ -198,6 +198,7 @@ def _racers_round(
             racer.stdin.write(line)
             racer.stdin.flush()
         except BrokenPipeError:  # exited since the check above
+            gate.touch()  # a run the racers before it started ends, rather than waits
             raise RacerGone from None
     answers = _answers(racers, OTHERS_TIMEOUT_S, enough=len(racers) - 1)
     gate.touch()
