@@ -51,6 +51,7 @@ LINE_LIMIT = 64 * 1024 * 1024
 # one means delegate died, so the group ($0) is killed.
 WATCHDOG_SCRIPT = 'read goodbye || kill -9 "-$0" 2>/dev/null'  # dash has no "kill --"
 WATCHDOG_SHELL = "/bin/sh"
+WATCHDOG_EXIT_S = 2.0
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +216,7 @@ async def cli_process(
                 cli._stderr_task.cancel()
         finally:
             if watchdog is not None:  # the group is killed by now: the watchdog may go
-                watchdog.goodbye()
+                await watchdog.goodbye()
 
 
 async def _announce(pid: int) -> None:
@@ -253,11 +254,18 @@ class Watchdog:
     process: asyncio.subprocess.Process
     write_fd: int
 
-    def goodbye(self) -> None:
-        """The run ended in order: let the watchdog exit without killing anything."""
+    async def goodbye(self) -> None:
+        """The run ended in order: the watchdog exits without killing anything.
+
+        Returns once its exit is recorded. A subprocess still running when its event
+        loop closes is killed by pid when its transport is collected, and by then the
+        pid may be another child's.
+        """
         with contextlib.suppress(OSError):  # already gone: nothing to tell
             os.write(self.write_fd, b"bye\n")
         os.close(self.write_fd)
+        with contextlib.suppress(TimeoutError):  # it only reads a line: never this slow
+            await asyncio.wait_for(self.process.wait(), WATCHDOG_EXIT_S)
 
 
 async def _start_watchdog(pgid: int) -> Watchdog | None:

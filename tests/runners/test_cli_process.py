@@ -309,3 +309,19 @@ async def test_the_watchdog_leaves_with_the_run(
     while watchdogs_of(leader):
         assert time.monotonic() < deadline, "the watchdog outlived the run"
         await asyncio.sleep(0.02)
+
+
+async def test_a_watchdog_told_goodbye_has_exited_when_goodbye_returns() -> None:
+    """A run is over only once its watchdog's exit is recorded. A subprocess still
+    running when its event loop closes is killed by pid when its transport is
+    collected, and by then the pid may be another child's (pids wrap around)."""
+    guarded = await asyncio.create_subprocess_exec("sleep", "30", start_new_session=True)
+    try:
+        watchdog = await cli._start_watchdog(guarded.pid)
+        assert watchdog is not None
+        await watchdog.goodbye()
+        assert watchdog.process.returncode == 0  # exited by itself, and the loop knows it
+        assert guarded.returncode is None  # goodbye kills nothing
+    finally:
+        guarded.kill()
+        await guarded.wait()
