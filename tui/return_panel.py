@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from core.documents.safe_files import read_regular_text
 from core.errors import DelegateError
@@ -19,9 +19,7 @@ from core.events import ChainEnded
 from core.models import Session
 from core.orchestrator import AgentOrchestrator
 from core.returns.model import END, INVALID_RETURN, AgentRole, ReturnStep
-
-if TYPE_CHECKING:
-    from core.store.returns import ReturnSession
+from core.store.returns import ReturnSession
 
 SESSIONS_LOOKED_AT: Final = 50
 """Artifacts sessions searched for the steps a panel session ran (the newest first)."""

@@ -29,6 +29,7 @@ use: the panel's first frame needs only sessions, runs, messages and history.
 from __future__ import annotations
 
 import functools
+import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -92,8 +93,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY_NAMES.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(module), name)
 
 
