@@ -536,22 +536,28 @@ class AgentOrchestrator:
         progress: Callable[[ImportProgress], None] | None = None,
         *,
         workers: int | None = None,
+        list_first_bytes: int | None = None,
     ) -> ImportReport:
         """Index the sessions Claude Code and Codex wrote (incremental; docs/import.md).
 
         ``claude_dir`` defaults to ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``,
         ``codex_dir`` to ``$CODEX_HOME`` or ``~/.codex``. ``workers``: parser
         processes (None: decide from the amount to read; 0: parse in a thread).
+        ``list_first_bytes``: from how many bytes of never-read files every new
+        session is listed from its file's head and tail first (None: the default).
         """
-        from core.sources.importer import import_sources  # deferred: multiprocessing et al.
+        from core.sources import importer  # deferred: multiprocessing et al.
 
-        return await import_sources(
+        return await importer.import_sources(
             self.store,
             claude_dir,
             codex_dir,
             progress,
             workers=workers,
             windows=self.settings.context,
+            list_first_bytes=(
+                importer.LIST_FIRST_BYTES if list_first_bytes is None else list_first_bytes
+            ),
         )
 
     async def refresh_transcript(self, conversation_id: str) -> Session:

@@ -392,7 +392,7 @@ async def cmd_import(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                     task,
                     total=p.bytes_total or None,
                     completed=p.bytes_done,
-                    sessions=p.sessions_added + p.sessions_updated,
+                    sessions=max(p.sessions_listed, p.sessions_added + p.sessions_updated),
                 )
 
             report = await orch.import_sources(args.claude_dir, args.codex_dir, show)
@@ -405,6 +405,8 @@ async def cmd_import(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         f"{report.sessions_updated} updated · {report.bytes_read / 1e6:.1f} MB in "
         f"{report.duration_s:.2f}s"
     )
+    if report.listing_s is not None:
+        print(f"every new session listed in {report.listing_s:.2f}s, before its file was read")
     skipped = report.malformed_lines + report.unknown_lines + report.oversized_lines
     if skipped:
         print(

@@ -39,7 +39,8 @@ from core.models import WindowSource
 from core.search.indexing import TranscriptIndexer, TranscriptTexts
 from core.sources import claude
 from core.sources import files as discovery
-from core.sources.common import clamp_us
+from core.sources.common import SessionFacts, clamp_us
+from core.sources.listing import sketch_batch
 from core.sources.report import (
     FileSkips,
     ImportProgress,
@@ -58,6 +59,10 @@ BATCH_FILES, BATCH_BYTES = 256, 24 * 1024 * 1024
 POOL_THRESHOLD_BYTES = 32 * 1024 * 1024
 """Below this much to read, parsing in a thread beats starting worker processes."""
 MAX_WORKERS = 4
+LIST_FIRST_BYTES = POOL_THRESHOLD_BYTES
+"""When the files the index has never read hold this much, every session in them is
+listed from its file's head and tail before any file is read in full."""
+LIST_BATCH_FILES = 512
 SKIPS_IN_REPORT = 200
 IMPORT_LOCK_FILENAME = "import.lock"
 LOCK_POLL_S = 0.05
@@ -175,6 +180,10 @@ class _Run:
         self.progress = progress
         self.t0 = t0
         self.claimed: set[str] = set()  # conversation ids written by a newer file this run
+        self.listed_claimed: set[str] = set()  # the same, for the listing pass
+        self.listed_new: set[str] = set()  # sessions the listing pass added, not yet read in full
+        self.listing_s: float | None = None
+        self.files_listed = self.files_to_list = 0
         self.search_text = True  # index prompts and replies for full-content search
         self.first_batch_s: float | None = None
         self.files_done = self.bytes_done = self.bytes_total = self.files_total = 0
@@ -187,6 +196,7 @@ class _Run:
                 "head_bytes_read",
                 "sessions_added",
                 "sessions_updated",
+                "sessions_listed",
                 "sessions_skipped_dismissed",
                 "sessions_skipped_busy",
                 "sessions_skipped_invalid_id",
@@ -199,6 +209,38 @@ class _Run:
         )
         self.unreadable: list[UnreadableFile] = []
         self.unknown_types: Counter[tuple[str, str, str]] = Counter()  # (source, type, version)
+
+    def _session(self, r: FileResult, f: SessionFacts) -> ImportedSession:
+        limit, source = window_for(
+            f.model, recorded=f.context_limit or None, configured=None, settings=self.windows
+        )
+        if source is WindowSource.UNKNOWN:
+            limit = 0  # no window recorded, no model known: none is claimed
+        return ImportedSession(
+            conversation_id=f.conversation_id,
+            source=f.source,
+            agent_id=f.agent_id,
+            cwd=f.cwd,
+            git_branch=f.git_branch,
+            title=f.title,
+            strong_title=f.strong_title,
+            parent_id=f.parent_id,
+            created_us=f.created_us or clamp_us(r.mtime_ns // 1000),
+            last_us=f.last_us or clamp_us(r.mtime_ns // 1000),
+            turns=f.turns,
+            messages=f.messages,
+            tokens=f.tokens,
+            bytes=r.size,
+            context_tokens=f.context_tokens,
+            context_limit=limit,
+            compactions=f.compactions,
+            warmup=f.warmup,
+            context_known=f.context_known,
+            context_estimated=f.context_estimated,
+            model=f.model,
+            window_source=source,
+            samples=f.samples,
+        )
 
     def _update(self, r: FileResult) -> SourceFileUpdate:
         if r.error is not None:
@@ -222,39 +264,9 @@ class _Run:
         elif r.facts is None:
             c["files_without_session"] += 1
         else:
-            f = r.facts
-            limit, source = window_for(
-                f.model, recorded=f.context_limit or None, configured=None, settings=self.windows
-            )
-            if source is WindowSource.UNKNOWN:
-                limit = 0  # no window recorded, no model known: none is claimed
-            session = ImportedSession(
-                conversation_id=f.conversation_id,
-                source=f.source,
-                agent_id=f.agent_id,
-                cwd=f.cwd,
-                git_branch=f.git_branch,
-                title=f.title,
-                strong_title=f.strong_title,
-                parent_id=f.parent_id,
-                created_us=f.created_us or clamp_us(r.mtime_ns // 1000),
-                last_us=f.last_us or clamp_us(r.mtime_ns // 1000),
-                turns=f.turns,
-                messages=f.messages,
-                tokens=f.tokens,
-                bytes=r.size,
-                context_tokens=f.context_tokens,
-                context_limit=limit,
-                compactions=f.compactions,
-                warmup=f.warmup,
-                context_known=f.context_known,
-                context_estimated=f.context_estimated,
-                model=f.model,
-                window_source=source,
-                samples=f.samples,
-            )
-            write = f.conversation_id not in self.claimed
-            self.claimed.add(f.conversation_id)
+            session = self._session(r, r.facts)
+            write = session.conversation_id not in self.claimed
+            self.claimed.add(session.conversation_id)
         return SourceFileUpdate(
             path=r.path,
             source=r.source,
@@ -292,17 +304,64 @@ class _Run:
         done = await self.store.imports.apply(updates, now_us, also=also)
         if self.first_batch_s is None:
             self.first_batch_s = time.perf_counter() - self.t0
+        # A session the listing pass added is new to this import, read in full or not.
+        written = (u.facts.conversation_id for u in updates if u.facts and u.write_session)
+        listed = self.listed_new.intersection(written)
+        self.listed_new -= listed
         c = self.counts
-        c["sessions_added"] += done.added
-        c["sessions_updated"] += done.updated
+        c["sessions_added"] += done.added + min(len(listed), done.updated)
+        c["sessions_updated"] += done.updated - min(len(listed), done.updated)
         c["sessions_skipped_dismissed"] += done.skipped_dismissed
         c["sessions_skipped_busy"] += done.skipped_busy
         self.files_done += len(results)
         self.bytes_done += sum(r.bytes_read for r in results)
         self.report("reading")
 
-    def report(self, phase: Literal["scanning", "reading", "done"]) -> None:
+    async def commit_listing(self, results: list[FileResult]) -> None:
+        """Rows for sessions the index has never read, from their files' heads and tails.
+
+        Each file is recorded as needing a full read (size -1: the next scan reads it
+        again if this import stops first) with where its session is, so a preview
+        finds the transcript. No search texts, no context samples: the full read's.
+        """
+        updates = []
+        for r in results:
+            if r.error is not None or r.facts is None:
+                continue  # the full read reports it
+            session = self._session(r, r.facts)
+            write = session.conversation_id not in self.listed_claimed
+            self.listed_claimed.add(session.conversation_id)
+            updates.append(
+                SourceFileUpdate(
+                    path=r.path,
+                    source=r.source,
+                    size=-1,
+                    mtime_ns=r.mtime_ns,
+                    state_json=_state_json(r.state),
+                    facts=session,
+                    write_session=write,
+                )
+            )
+        done = await self.store.imports.apply(updates, int(time.time() * 1_000_000))
+        if self.first_batch_s is None and done.added:
+            self.first_batch_s = time.perf_counter() - self.t0
+        self.listed_new.update(done.added_ids)
+        self.counts["sessions_listed"] += done.added
+        self.files_listed += len(results)
+        self.report("listing")
+
+    def report(self, phase: Literal["scanning", "listing", "reading", "done"]) -> None:
         if self.progress is None:
+            return
+        if phase == "listing":
+            self.progress(
+                ImportProgress(
+                    phase=phase,
+                    files_total=self.files_to_list,
+                    files_done=self.files_listed,
+                    sessions_listed=self.counts["sessions_listed"],
+                )
+            )
             return
         self.progress(
             ImportProgress(
@@ -313,6 +372,7 @@ class _Run:
                 bytes_done=self.bytes_done,
                 sessions_added=self.counts["sessions_added"],
                 sessions_updated=self.counts["sessions_updated"],
+                sessions_listed=self.counts["sessions_listed"],
             )
         )
 
@@ -353,6 +413,8 @@ def _plan(files: Iterable[discovery.FoundFile], rows: dict[str, SourceFileRow]) 
             parent_hint=f.parent_hint,
             meta_path=f.meta_path,
         )
+        if row is not None and row.size < 0 and row.offset == 0:
+            row = None  # listed from its head and tail only (an import stopped): never read
         if row is not None and row.state and f.size >= row.offset:
             base = replace(
                 base,
@@ -403,12 +465,15 @@ async def import_sources(
     workers: int | None = None,
     search_text: bool = True,
     windows: ContextSettings | None = None,
+    list_first_bytes: int = LIST_FIRST_BYTES,
 ) -> ImportReport:
     """Bring the index up to date with the agents' folders; see the module docstring.
 
     ``search_text=False`` skips full-content search indexing: for the benchmark
     that measures what search adds to an import (tests/bench/bench_search.py).
     ``windows``: the ``[context]`` settings whose ``windows`` extend the model table.
+    ``list_first_bytes``: from how many bytes of never-read files every new session
+    is listed from its head and tail first (:mod:`core.sources.listing`).
     """
     async with import_lock(store.path.parent):
         return await _import_all(
@@ -419,6 +484,7 @@ async def import_sources(
             workers=workers,
             search_text=search_text,
             windows=windows,
+            list_first_bytes=list_first_bytes,
         )
 
 
@@ -555,6 +621,7 @@ async def _import_all(
     workers: int | None,
     search_text: bool = True,
     windows: ContextSettings | None = None,
+    list_first_bytes: int = LIST_FIRST_BYTES,
 ) -> ImportReport:
     started = datetime.now(UTC)
     t0 = time.perf_counter()
@@ -587,6 +654,9 @@ async def _import_all(
     run.files_total = len(tasks)
     run.bytes_total = sum(max(0, t.size - t.start) for t in tasks)
     run.report("scanning")
+    never_read = [t for t in tasks if t.state is None]
+    if never_read and sum(t.size for t in never_read) >= list_first_bytes:
+        await _list_first(run, never_read)
     count = _worker_count(workers, run.bytes_total)
     batches = list(_batches(tasks))
     if count == 0 or len(batches) < 2:
@@ -602,6 +672,7 @@ async def _import_all(
         started_at=started,
         duration_s=time.perf_counter() - t0,
         first_batch_s=run.first_batch_s,
+        listing_s=run.listing_s,
         roots={"claude-code": str(claude_root), "codex": str(codex_root)},
         workers=count,
         files_seen=found.seen,
@@ -633,6 +704,15 @@ async def _import_all(
     await store.imports.save_report(int(time.time() * 1_000_000), report.model_dump_json())
     run.report("done")
     return report
+
+
+async def _list_first(run: _Run, tasks: list[FileTask]) -> None:
+    """The listing pass: a row for every session in ``tasks``, newest first."""
+    run.files_to_list = len(tasks)
+    for i in range(0, len(tasks), LIST_BATCH_FILES):
+        batch = tasks[i : i + LIST_BATCH_FILES]
+        await run.commit_listing(await asyncio.to_thread(sketch_batch, batch))
+    run.listing_s = time.perf_counter() - run.t0
 
 
 async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -> int:

@@ -62,13 +62,14 @@ class UnknownLineType(_Model):
 class ImportProgress(_Model):
     """Sent to the progress callback after discovery and after every committed batch."""
 
-    phase: Literal["scanning", "reading", "done"]
-    files_total: int = 0  # files that need reading in this import
+    phase: Literal["scanning", "listing", "reading", "done"]
+    files_total: int = 0  # files that need reading in this import (listing: to list)
     files_done: int = 0
     bytes_total: int = 0
     bytes_done: int = 0
     sessions_added: int = 0
     sessions_updated: int = 0
+    sessions_listed: int = 0  # rows from heads and tails, before the full read
 
 
 class ImportReport(_Model):
@@ -77,6 +78,9 @@ class ImportReport(_Model):
     started_at: datetime
     duration_s: float
     first_batch_s: float | None = None  # until the first batch was committed (rows visible)
+    # Until every session of never-read files was listed from its head and tail
+    # (core.sources.listing); None when the import read few enough to skip that pass.
+    listing_s: float | None = None
     roots: dict[str, str] = {}
     workers: int = 0  # worker processes used (0: parsed in a thread of this process)
     files_seen: int = 0
@@ -88,6 +92,7 @@ class ImportReport(_Model):
     head_bytes_read: int = 0
     sessions_added: int = 0
     sessions_updated: int = 0
+    sessions_listed: int = 0  # of ``sessions_added``: listed before their files were read
     sessions_skipped_dismissed: int = 0
     sessions_skipped_busy: int = 0  # delegate is running them right now
     sessions_skipped_invalid_id: int = 0  # an id its agent never mints (an option, a path)

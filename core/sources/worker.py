@@ -92,7 +92,7 @@ def _description(meta_path: str | None) -> str | None:
     return text if isinstance(text, str) and text.strip() else None
 
 
-def _state(task: FileTask, *, fresh: bool) -> claude.ClaudeState | codex.CodexState:
+def start_state(task: FileTask, *, fresh: bool) -> claude.ClaudeState | codex.CodexState:
     saved = {} if fresh or task.state is None else task.state
     if task.source == claude.SOURCE:
         if fresh:
@@ -134,7 +134,7 @@ def parse_file(task: FileTask) -> FileResult:
                 result.head_bytes_read += len(head)
                 restart = len(head) < task.head_len or _digest(head) != task.head_hash
             result.restarted = task.reread or (restart and task.state is not None)
-            state = _state(task, fresh=restart)
+            state = start_state(task, fresh=restart)
             odd_before = state.odd_timestamps
             malformed, unknown, oversized = (0, 0, 0) if restart else task.counts
             result.from_start = restart
@@ -178,20 +178,25 @@ def parse_file(task: FileTask) -> FileResult:
     result.oversized = oversized + result.new_oversized
     result.new_odd_timestamps = state.odd_timestamps - odd_before
     result.state = state.to_json()
+    result.facts = session_facts(task, state)
+    drop_invalid_ids(result)
+    return result
+
+
+def session_facts(
+    task: FileTask, state: claude.ClaudeState | codex.CodexState
+) -> SessionFacts | None:
+    """The session a file's parse state describes (None: no conversation in it)."""
     if isinstance(state, claude.ClaudeState):
         if task.subagent:
             cid = state.agent_id or task.id_hint
             parent = state.session_id or task.parent_hint
-            result.facts = state.facts(cid, parent, _description(task.meta_path))
-        else:
-            result.facts = state.facts(task.id_hint, None, None)
-    else:
-        result.facts = state.facts(task.id_hint)
-    _drop_invalid_ids(result)
-    return result
+            return state.facts(cid, parent, _description(task.meta_path))
+        return state.facts(task.id_hint, None, None)
+    return state.facts(task.id_hint)
 
 
-def _drop_invalid_ids(result: FileResult) -> None:
+def drop_invalid_ids(result: FileResult) -> None:
     """A session whose id its agent would never mint is not imported (docs/security.md)."""
     facts = result.facts
     if facts is None:

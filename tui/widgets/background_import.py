@@ -100,9 +100,12 @@ class BackgroundImport(ForwardsWorkerErrors, Widget):
             scanning.stop()
             if self.stopped or update.phase == "done":
                 return
-            first = bool(update.sessions_added + update.sessions_updated) and not shown_first_batch
+            changed = update.sessions_added + update.sessions_updated + update.sessions_listed
+            first = bool(changed) and not shown_first_batch
             shown_first_batch = shown_first_batch or first
-            if update.files_total:
+            if update.phase == "listing":
+                self._say(f"listing {update.files_done}/{update.files_total} files", first)
+            elif update.files_total:
                 percent = 100 * update.bytes_done // max(1, update.bytes_total)
                 self._say(
                     f"importing {update.files_done}/{update.files_total} files ({percent}%)", first
