@@ -21,10 +21,10 @@ import sys
 import time
 import types
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -348,6 +348,8 @@ class _Run:
         self.listed_new.update(done.added_ids)
         self.counts["sessions_listed"] += done.added
         self.files_listed += len(results)
+        if self.files_listed >= self.files_to_list:
+            self.listing_s = time.perf_counter() - self.t0
         self.report("listing")
 
     def report(self, phase: Literal["scanning", "listing", "reading", "done"]) -> None:
@@ -654,17 +656,16 @@ async def _import_all(
     run.files_total = len(tasks)
     run.bytes_total = sum(max(0, t.size - t.start) for t in tasks)
     run.report("scanning")
-    never_read = [t for t in tasks if t.state is None]
-    if never_read and sum(t.size for t in never_read) >= list_first_bytes:
-        await _list_first(run, never_read)
-    count = _worker_count(workers, run.bytes_total)
+    jobs = _listing_jobs(run, tasks, list_first_bytes)
     batches = list(_batches(tasks))
+    jobs += [_Job(parse_batch, batch, run.commit) for batch in batches]
+    count = _worker_count(workers, run.bytes_total)
     if count == 0 or len(batches) < 2:
         count = 0
-        for batch in batches:
-            await run.commit(await asyncio.to_thread(parse_batch, batch))
+        for job in jobs:
+            await job.commit(await asyncio.to_thread(job.read, job.tasks))
     else:
-        count = await _parse_in_pool(run, batches, count)
+        count = await _run_in_pool(jobs, count)
     total, problems = await early_problems
     if tasks:  # read files may have new problems (or none now)
         total, problems = await store.imports.file_problems(SKIPS_IN_REPORT)
@@ -706,22 +707,38 @@ async def _import_all(
     return report
 
 
-async def _list_first(run: _Run, tasks: list[FileTask]) -> None:
-    """The listing pass: a row for every session in ``tasks``, newest first."""
-    run.files_to_list = len(tasks)
-    for i in range(0, len(tasks), LIST_BATCH_FILES):
-        batch = tasks[i : i + LIST_BATCH_FILES]
-        await run.commit_listing(await asyncio.to_thread(sketch_batch, batch))
-    run.listing_s = time.perf_counter() - run.t0
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """A batch of files, how they are read (in any process) and how the results land."""
+
+    read: Callable[[list[FileTask]], list[FileResult]]
+    tasks: list[FileTask]
+    commit: Callable[[list[FileResult]], Awaitable[None]]
 
 
-async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -> int:
-    """The first batch parses in a thread while the workers start; the rest in the pool.
+def _listing_jobs(run: _Run, tasks: list[FileTask], threshold: int) -> list[_Job]:
+    """The listing pass (:mod:`core.sources.listing`) over the files the index has never
+    read, when they hold ``threshold`` bytes or more: before any full read."""
+    never_read = [t for t in tasks if t.state is None]
+    if not never_read or sum(t.size for t in never_read) < threshold:
+        return []
+    run.files_to_list = len(never_read)
+    first = never_read[:FIRST_BATCH_FILES]  # the first rows appear at once
+    rest = never_read[FIRST_BATCH_FILES:]
+    return [_Job(sketch_batch, first, run.commit_listing)] + [
+        _Job(sketch_batch, rest[i : i + LIST_BATCH_FILES], run.commit_listing)
+        for i in range(0, len(rest), LIST_BATCH_FILES)
+    ]
 
-    Results are committed in submission order, so rows appear newest first. If
-    the pool breaks (a worker killed, or a ``__main__`` without an import guard
-    that the workers cannot load), the remaining batches parse in a thread.
-    Returns the number of worker processes that did the work (0 after a fallback).
+
+async def _run_in_pool(jobs: list[_Job], count: int) -> int:
+    """The first job runs in a thread while the workers start; the rest in the pool.
+
+    Results are committed in submission order, so rows appear newest first (and
+    every listed row before any full read). If the pool breaks (a worker killed,
+    or a ``__main__`` without an import guard that the workers cannot load), the
+    remaining jobs run in a thread. Returns the number of worker processes that
+    did the work (0 after a fallback).
     """
     loop = asyncio.get_running_loop()
     me = os.getpid()
@@ -734,16 +751,16 @@ async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -
             initializer=start_worker,
             initargs=(me, process_identity.start_time(me)),
         )
-    pending: deque[tuple[list[FileTask], asyncio.Future[list[FileResult]]]] = deque()
-    rest = deque(batches[1:])
+    pending: deque[tuple[_Job, asyncio.Future[list[FileResult]]]] = deque()
+    rest = deque(jobs[1:])
     broken = False
 
     def submit() -> None:
         if rest and not broken:
-            batch = rest.popleft()
+            job = rest.popleft()
             # The first submits start the worker processes.
             with _usable_stderr(), _light_main():
-                pending.append((batch, loop.run_in_executor(pool, parse_batch, batch)))
+                pending.append((job, loop.run_in_executor(pool, job.read, job.tasks)))
 
     try:
         try:
@@ -751,18 +768,19 @@ async def _parse_in_pool(run: _Run, batches: list[list[FileTask]], count: int) -
                 submit()
         except (BrokenProcessPool, OSError, RuntimeError):
             broken = True
-        await run.commit(await asyncio.to_thread(parse_batch, batches[0]))
+        first = jobs[0]
+        await first.commit(await asyncio.to_thread(first.read, first.tasks))
         while pending:
-            batch, future = pending.popleft()
+            job, future = pending.popleft()
             try:
                 results = await future
                 submit()
             except (BrokenProcessPool, OSError, RuntimeError):
                 broken = True
-                results = await asyncio.to_thread(parse_batch, batch)
-            await run.commit(results)
-        for batch in rest:
-            await run.commit(await asyncio.to_thread(parse_batch, batch))
+                results = await asyncio.to_thread(job.read, job.tasks)
+            await job.commit(results)
+        for job in rest:
+            await job.commit(await asyncio.to_thread(job.read, job.tasks))
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return 0 if broken else count

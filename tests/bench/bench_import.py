@@ -246,16 +246,46 @@ def cli_import(
     return took, report
 
 
-async def app_import(store: Path, claude: Path, codex: Path) -> tuple[float, Any]:
+async def app_import(
+    store: Path, claude: Path, codex: Path, list_first_bytes: int | None = None
+) -> tuple[float, Any]:
     """One cold ``import_sources`` in this process into an empty ``store``."""
     shutil.rmtree(store, ignore_errors=True)
     orch = await AgentOrchestrator.open(store)
     try:
         started = time.perf_counter()
-        report = await orch.import_sources(claude, codex)
+        report = await orch.import_sources(claude, codex, list_first_bytes=list_first_bytes)
         return time.perf_counter() - started, report
     finally:
         await orch.close()
+
+
+def _listing_line(
+    reports: list[Any],
+    app_s: list[float],
+    cli_reports: list[dict[str, Any]],
+    cli_s: list[float],
+    versus: Callable[[list[float]], str],
+    load: bench_peers.Load,
+) -> str:
+    """Every session listed from its file's head and tail (the listing pass), in process
+    and as a whole ``delegate import`` process: its start, plus the pass's end in the
+    import (the report's ``listing_s``), i.e. the wall time less what followed the pass."""
+    listed = [r.listing_s for r in reports if r.listing_s is not None]
+    if len(listed) != len(reports):
+        return "every session listed first: not run (the new files are under its threshold)"
+    cli_listed = [
+        took - r["duration_s"] + r["listing_s"]
+        for took, r in zip(cli_s, cli_reports, strict=True)
+        if r.get("listing_s") is not None
+    ]
+    counts = {(r.sessions_listed, r.sessions_added) for r in reports}
+    whole = f"; whole process {_stats(cli_listed)}, {versus(cli_listed)}" if cli_listed else ""
+    return (
+        f"every session listed from heads and tails (before the full read): in process"
+        f" {_stats(listed)} (the full read ended at {_stats(app_s)}), {versus(listed)}{whole};"
+        f" (listed, added) sessions {sorted(counts)}; {load}"
+    )
 
 
 async def run(
@@ -268,6 +298,7 @@ async def run(
     out: Out,
     codex_state: Path | None = None,
     native_floor: bool = False,
+    list_first_bytes: int | None = None,
 ) -> int:
     out(
         f"machine: {os.cpu_count()} cores (nproc), Python {sys.version.split()[0]};"
@@ -304,7 +335,7 @@ async def run(
                 cc_s.append(took)
                 _note_cpu(cpu["ccusage"], used)
         with bench_peers.MachineCpu() as used:
-            took, report = await app_import(data_dir, claude, codex)
+            took, report = await app_import(data_dir, claude, codex, list_first_bytes)
         app_s.append(took)
         _note_cpu(cpu["app"], used)
         reports.append(report)
@@ -346,6 +377,7 @@ async def run(
         f"delegate import (whole process), whole corpus: {_stats(cli_s)},"
         f" {cli_sessions} sessions; {versus(cli_s)}; {load}"
     )
+    out(_listing_line(reports, app_s, cli_reports, cli_s, versus, load))
     if cc_s:
         out(
             f"ccusage {bench_peers.CCUSAGE_VERSION} daily --json --offline (whole process,"
@@ -500,15 +532,22 @@ def main(argv: list[str] | None = None, out: Out = print) -> int:
         action="store_true",
         help="also time DuckDB reading every line (uv run --with duckdb): native code's floor",
     )
+    parser.add_argument(
+        "--list-first-bytes",
+        type=int,
+        help="in process: list first from this many new bytes (default: the importer's; smoke 0)",
+    )
     args = parser.parse_args(argv)
     copies, big_mb, rescans = args.copies, args.big_mb, args.rescans
+    list_first = args.list_first_bytes
     if args.smoke:
         copies, big_mb, rescans = 2, 5, 3
+        list_first = 0 if list_first is None else list_first
     rounds = args.rounds or (1 if args.smoke else 3)
     peers = not args.no_peers
 
     def bench(work: Path) -> int:
-        options = (rescans, rounds, peers, out, args.codex_state, args.native_floor)
+        options = (rescans, rounds, peers, out, args.codex_state, args.native_floor, list_first)
         return asyncio.run(run(work, copies, big_mb, *options))
 
     if args.work_dir is not None:

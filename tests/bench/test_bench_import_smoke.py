@@ -17,6 +17,7 @@ FIGURES = [
     "cold import, first batch committed",
     "cold import, whole corpus",
     "delegate import (whole process), whole corpus",
+    "every session listed from heads and tails (before the full read): in process",
     "ccusage daily --json --offline: could not measure: --no-peers",
     "CPU of the machine during each cold import (every process, p50): import_sources",
     "list_sessions first page (limit 50) after import",

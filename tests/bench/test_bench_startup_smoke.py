@@ -17,6 +17,7 @@ pytestmark = pytest.mark.bench
 FIGURES = [
     "cold start, first rows on screen",
     "cold start, whole corpus indexed",
+    "cold start, every session listed",
     "ccusage daily --json --offline: could not measure: --no-peers",
     "cold import report",
     "cold start, first row shown is the newest session of the corpus",

@@ -231,3 +231,40 @@ async def test_a_dismissed_session_is_not_listed_again(
     assert report.sessions_skipped_dismissed >= 1
     sql = "SELECT 1 FROM sessions WHERE conversation_id = ?"
     assert await orch.store.db.fetch_all(sql, (gone,)) == []
+
+
+def _many_sessions(homes: Homes, count: int) -> None:
+    """``count`` small Claude Code sessions with their own ids and times."""
+    for i in range(count):
+        session = f"{i:08x}-2222-4333-8444-555555555555"
+        day = f"2026-03-{1 + i % 28:02d}"
+        lines = [
+            {**user(f"u{i}", f"Question {i}", f"{day}T10:00:00.000Z"), "sessionId": session},
+            {
+                **assistant(f"a{i}", f"Answer {i}", f"msg_{i}", f"{day}T10:00:05.000Z"),
+                "sessionId": session,
+            },
+        ]
+        path = homes.claude_file("-work-app", f"{session}.jsonl")
+        path.write_bytes(b"".join(line(o) for o in lines))
+
+
+async def test_worker_processes_list_and_read_as_one_thread_does(
+    orch: AgentOrchestrator, empty_homes: Homes, tmp_path: Path
+) -> None:
+    _many_sessions(empty_homes, 60)  # more than one batch: the pool is used
+
+    pooled = await orch.import_sources(
+        empty_homes.claude, empty_homes.codex, workers=2, list_first_bytes=0
+    )
+    other = await AgentOrchestrator.open(tmp_path / "other-data")
+    try:
+        threaded = await other.import_sources(
+            empty_homes.claude, empty_homes.codex, workers=0, list_first_bytes=1 << 62
+        )
+        assert await _session_rows(orch) == await _session_rows(other)
+    finally:
+        await other.close(wait=False)
+
+    assert pooled.workers == 2
+    assert pooled.sessions_listed == pooled.sessions_added == threaded.sessions_added == 60
