@@ -579,6 +579,11 @@ CREATE INDEX source_files_stat ON source_files (path, size, mtime_ns);
 CREATE INDEX source_files_problems ON source_files (path)
     WHERE malformed_lines + unknown_lines + oversized_lines > 0 OR last_error IS NOT NULL;
 """,
+    # Every session listed first (issue 13): a session listed from its transcript's head
+    # and tail has its turns, messages and tokens counted once the file is read in full.
+    16: """
+ALTER TABLE sessions ADD COLUMN counting INTEGER NOT NULL DEFAULT 0;
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

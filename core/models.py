@@ -180,6 +180,9 @@ class Session(Strict):
     child_count: int = 0
     # A Claude Code warm-up sub-agent (a lone "Warmup" prompt), hidden by default.
     warmup: bool = False
+    # Listed from its transcript's head and tail by an import still reading the file in
+    # full: ``metrics`` count only those lines until then (docs/import.md).
+    counting: bool = False
     # The hand-off chain: the session this one continues, and the one continuing it.
     continued_from: str | None = None
     continued_in: str | None = None

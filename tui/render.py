@@ -68,7 +68,7 @@ def sessions_table(
             "title": shown(s.shown_title) or "(untitled)",
             "where": shown(s.cwd + (f" · {s.git_branch}" if s.git_branch else "")),
             "last": fmt.ago(s.last_interacted_at, now),
-            "turns": str(s.metrics.turns),
+            "turns": "…" if s.counting else str(s.metrics.turns),
             "context": fmt.meter(s.context),
             "size": fmt.size(s.metrics.bytes),
         }
@@ -109,7 +109,7 @@ def _plain_sessions(console: Console, page: SessionPage, now: datetime) -> None:
             s.agent_id,
             s.state.value,
             fmt.ago(s.last_interacted_at, now),
-            str(s.metrics.turns),
+            "…" if s.counting else str(s.metrics.turns),
             fmt.meter(s.context),
             where,
             s.shown_title or "(untitled)",

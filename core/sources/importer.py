@@ -328,7 +328,7 @@ class _Run:
         for r in results:
             if r.error is not None or r.facts is None:
                 continue  # the full read reports it
-            session = self._session(r, r.facts)
+            session = replace(self._session(r, r.facts), counting=True)
             write = session.conversation_id not in self.listed_claimed
             self.listed_claimed.add(session.conversation_id)
             updates.append(

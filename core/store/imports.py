@@ -216,9 +216,9 @@ class ImportsRepository:
                 "INSERT INTO sessions(conversation_id, agent_id, mode, state, cwd, git_branch,"
                 " title, parent_id, source, created_at, last_interacted_at, turns, message_count,"
                 " token_count, bytes_on_disk, context_tokens, context_limit, warmup,"
-                " context_known, context_estimated, model, window_source)"
+                " context_known, context_estimated, model, window_source, counting)"
                 " VALUES (?, ?, 'standard', 'idle',"
-                " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         s.conversation_id,
@@ -241,6 +241,7 @@ class ImportsRepository:
                         s.context_estimated,
                         s.model,
                         s.window_source.value,
+                        int(s.counting),
                     )
                     for s in inserts
                 ],
@@ -248,7 +249,7 @@ class ImportsRepository:
             busy = ", ".join(f"'{state}'" for state in _BUSY)
             await db.executemany(
                 "UPDATE sessions SET cwd = ?12, git_branch = ?13, title = ?14, parent_id = ?15,"
-                f" warmup = ?16, created_at = min(created_at, ?17), {_METRICS}"
+                f" warmup = ?16, created_at = min(created_at, ?17), {_METRICS}, counting = ?19"
                 f" WHERE conversation_id = ?18 AND state NOT IN ({busy})",
                 [
                     (
@@ -260,15 +261,23 @@ class ImportsRepository:
                         int(s.warmup),
                         s.created_us,
                         s.conversation_id,
+                        int(s.counting),
                     )
                     for s in updates
                 ],
             )
             await db.executemany(
                 "UPDATE sessions SET title = CASE WHEN ?12 THEN ?13 ELSE title END,"
-                f" {_METRICS} WHERE conversation_id = ?14 AND state NOT IN ({busy})",
+                f" {_METRICS}, counting = ?15"
+                f" WHERE conversation_id = ?14 AND state NOT IN ({busy})",
                 [
-                    (*_metric_params(s), s.strong_title, s.title, s.conversation_id)
+                    (
+                        *_metric_params(s),
+                        s.strong_title,
+                        s.title,
+                        s.conversation_id,
+                        int(s.counting),
+                    )
                     for s in delegate_updates
                 ],
             )

@@ -176,6 +176,7 @@ class ImportedSession:
     model: str | None = None
     window_source: WindowSource = WindowSource.UNKNOWN  # where ``context_limit`` came from
     samples: tuple[tuple[int, int], ...] = ()  # ``(turn, tokens in use)``, oldest first
+    counting: bool = False  # listed from the file's head and tail: counts come later
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +303,7 @@ SESSION_COLUMNS = (
     " created_at, last_interacted_at, turns, message_count, token_count, bytes_on_disk,"
     " context_tokens, context_limit, last_run_status, name, archived_at, warmup,"
     " context_known, context_estimated, model, window_source, clamped_from, tokens_per_turn,"
-    " continued_from, continued_in, forked_from, capsule_id, capsule_digest"
+    " continued_from, continued_in, forked_from, capsule_id, capsule_digest, counting"
 )
 # A session's sub-agents as its row shows them (warm-ups are not counted):
 # one range of index ``sessions_children`` per row. ``{table}`` is the name or
@@ -368,6 +369,7 @@ def session_from_row(row: aiosqlite.Row) -> Session:
         archived_at=clamp_time(archived) if archived is not None else None,
         child_count=_child_count(row),
         warmup=bool(clamp_int(row["warmup"])),
+        counting=bool(clamp_int(row["counting"])),
         continued_from=_optional_text(row["continued_from"]) or None,
         continued_in=_optional_text(row["continued_in"]) or None,
         forked_from=_optional_text(row["forked_from"]) or None,

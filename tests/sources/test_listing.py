@@ -10,6 +10,7 @@ import pytest
 from source_homes import REALDATA, Homes
 from sources_support import SESSION, assistant, line, user
 
+from core.models import SessionScope
 from core.orchestrator import AgentOrchestrator
 from core.sources import claude, listing
 from core.sources import files as discovery
@@ -180,6 +181,13 @@ async def test_a_listed_import_ends_as_an_import_that_reads_every_file_first(
     assert last_listing.sessions_listed == listed.sessions_added
 
 
+async def _counting(orch: AgentOrchestrator) -> list[bool]:
+    """Whether each stored session is still being counted (listed, not read in full)."""
+    page = await orch.list_sessions(100, scope=SessionScope(top_level=False, warmup=True))
+    assert page.next_cursor is None
+    return [s.counting for s in page.sessions]
+
+
 class _StopAfterListing(Exception):
     pass
 
@@ -187,6 +195,8 @@ class _StopAfterListing(Exception):
 async def test_an_import_stopped_after_listing_reads_every_listed_file_next_time(
     orch: AgentOrchestrator, realdata: Homes, tmp_path: Path
 ) -> None:
+    _many_sessions(realdata, 40)  # more files than the first batch reads in full
+
     def stop_at_the_full_read(update: ImportProgress) -> None:
         if update.phase == "reading":
             raise _StopAfterListing
@@ -199,8 +209,12 @@ async def test_an_import_stopped_after_listing_reads_every_listed_file_next_time
     assert page.sessions  # listed: on the panel before any file was read in full
     any_id = page.sessions[-1].conversation_id
     assert await orch.store.imports.transcript_for(any_id) is not None  # a preview finds it
+    counting = await _counting(orch)
+    first_batch = 24  # read in full before the stop (importer.FIRST_BATCH_FILES)
+    assert counting.count(True) >= len(counting) - first_batch > 0
 
     again = await orch.import_sources(realdata.claude, realdata.codex, workers=0)
+    assert True not in await _counting(orch)
 
     assert again.files_rewritten == 0
     other = await AgentOrchestrator.open(tmp_path / "other-data")
@@ -246,6 +260,7 @@ def _many_sessions(homes: Homes, count: int) -> None:
             },
         ]
         path = homes.claude_file("-work-app", f"{session}.jsonl")
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"".join(line(o) for o in lines))
 
 

@@ -77,3 +77,19 @@ def test_the_demo_store_spreads_context_over_every_meter_level_and_varies_titles
     # No title comes back within the next twenty rows.
     for i, title in enumerate(titles):
         assert title not in titles[i + 1 : i + 21], (i, title)
+
+
+async def test_a_session_still_being_counted_says_so_instead_of_its_turns(
+    demo_dir: Path, make_app: AppFactory
+) -> None:
+    app = make_app(demo_dir)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(pilot)
+        session = session_list(app).sessions[0]
+    counted = session_row(session, fixed_clock()).renderables[1].plain  # type: ignore[attr-defined]
+    listed = session_row(session.model_copy(update={"counting": True}), fixed_clock())
+    listed_line = listed.renderables[1].plain  # type: ignore[attr-defined]
+
+    assert " turn" in counted
+    assert "counting…" in listed_line
+    assert " turn" not in listed_line

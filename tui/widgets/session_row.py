@@ -106,6 +106,14 @@ def _signals(session: Session) -> Text:
     return text
 
 
+def _turns(session: Session) -> str:
+    """Its turns, or that an import is still counting them (listed from head and tail)."""
+    if session.counting:
+        return "counting…"
+    turns = session.metrics.turns
+    return f"{turns} turn{'' if turns == 1 else 's'}"
+
+
 def _detail_line(
     session: Session,
     now: datetime,
@@ -118,8 +126,7 @@ def _detail_line(
     bottom.append(f"{fmt.ago(session.last_interacted_at, now):>8} · ", "dim")
     bottom.append_text(_fold(session, expanded))
     bottom.append_text(meter_text(session.context, thresholds=thresholds, bar_width=0))
-    turns = session.metrics.turns
-    bottom.append(f" · {turns} turn{'' if turns == 1 else 's'} · ", "dim")
+    bottom.append(f" · {_turns(session)} · ", "dim")
     where = session.cwd + (f" · {session.git_branch}" if session.git_branch else "")
     bottom.append(first_line(where, 80), "dim")
     return bottom
