@@ -26,6 +26,8 @@ from tui_support import (
     insert_run,
     insert_running_run,
     insert_sessions,
+    list_only,
+    realdata_homes,
     session_list,
     session_with,
     settle,
@@ -411,6 +413,14 @@ def test_hostile_content_narrow(
     asyncio.run(insert_sessions(data_dir, hostile_sessions()))
     app = make_app(data_dir, preview_size=10)
     assert snap_compare(app, terminal_size=NARROW, run_before=_ready)
+
+
+def test_sessions_listed_while_their_files_are_read(
+    snap_compare: SnapCompare, data_dir: Path, make_app: AppFactory, tmp_path: Path
+) -> None:
+    """A cold import's first moments: sessions listed from heads and tails, 'counting…'."""
+    asyncio.run(list_only(data_dir, *realdata_homes(tmp_path)))
+    assert snap_compare(make_app(data_dir), terminal_size=MEDIUM, run_before=_ready)
 
 
 def test_command_palette(snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory) -> None:

@@ -412,3 +412,27 @@ def realdata_homes(tmp_path: Path) -> tuple[Path, Path]:
     for path in [*claude.rglob("*"), *codex.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return claude, codex
+
+
+class _Listed(Exception):
+    """Stops an import once its first sessions are listed, before any full read."""
+
+
+async def list_only(data_dir: Path, claude: Path, codex: Path) -> None:
+    """Import's listing pass alone, as a panel sees it during a cold import: the first
+    batch of sessions listed from their files' heads and tails, none read in full."""
+    from core.sources.importer import import_sources
+    from core.sources.report import ImportProgress
+
+    def stop(update: ImportProgress) -> None:
+        if update.phase == "listing":
+            raise _Listed
+
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    store = await Store.open(data_dir / DB_FILENAME)
+    try:
+        await import_sources(store, claude, codex, stop, workers=0, list_first_bytes=0)
+    except _Listed:
+        pass
+    finally:
+        await store.close()
