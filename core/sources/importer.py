@@ -4,7 +4,10 @@
 2. Compare ``(size, mtime_ns)`` with the index: unchanged files are not opened.
 3. Changed files are read from their saved offset (appended) or from 0
    (new, truncated, or rewritten: the worker checks a hash of the first 4 KiB).
-4. Files are parsed in batches, in worker processes when there is enough to
+4. With many never-read files (a first import), every session in them is first
+   listed from its file's head and tail (:mod:`core.sources.listing`), so the
+   whole history is on the panel within seconds; each is marked ``counting``.
+5. Files are parsed in batches, in worker processes when there is enough to
    read; each batch is committed in one transaction in this process, newest
    files first, so a front end listing sessions sees the newest rows early.
 """
