@@ -283,3 +283,13 @@ async def test_worker_processes_list_and_read_as_one_thread_does(
 
     assert pooled.workers == 2
     assert pooled.sessions_listed == pooled.sessions_added == threaded.sessions_added == 60
+
+
+def test_a_session_whose_id_its_agent_never_mints_is_not_listed(tmp_path: Path) -> None:
+    path = tmp_path / "--dangerously-skip-permissions.jsonl"
+    path.write_bytes(line(user("u1", "Looks like a session")))
+
+    sketch = listing.sketch_file(_claude_task(path))
+
+    assert sketch.facts is None
+    assert sketch.invalid_id == "--dangerously-skip-permissions"
