@@ -406,7 +406,10 @@ async def cmd_import(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         f"{report.duration_s:.2f}s"
     )
     if report.listing_s is not None:
-        print(f"every new session listed in {report.listing_s:.2f}s, before its file was read")
+        print(
+            f"every new session listed in {report.listing_s:.2f}s from its file's first and"
+            " last lines, then each file read in full"
+        )
     skipped = report.malformed_lines + report.unknown_lines + report.oversized_lines
     if skipped:
         print(

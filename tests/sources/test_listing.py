@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime
 from pathlib import Path
@@ -12,10 +13,11 @@ from sources_support import SESSION, assistant, line, user
 
 from core.models import SessionScope
 from core.orchestrator import AgentOrchestrator
-from core.sources import claude, listing
+from core.sources import claude, importer, listing
 from core.sources import files as discovery
 from core.sources.report import ImportProgress
 from core.sources.worker import FileTask, parse_file
+from tui.cli import main
 
 LISTED_FACTS = (
     "conversation_id",
@@ -293,3 +295,25 @@ def test_a_session_whose_id_its_agent_never_mints_is_not_listed(tmp_path: Path) 
 
     assert sketch.facts is None
     assert sketch.invalid_id == "--dangerously-skip-permissions"
+
+
+def test_the_import_command_says_when_every_session_was_listed(
+    realdata: Homes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = realdata.claude_file("-work-big", f"{SESSION}.jsonl")  # past the default threshold
+    big.parent.mkdir(parents=True)
+    reply = line(assistant("a1", "z" * 64_000, "msg_1", "2026-03-01T10:00:05.000Z"))
+    big.write_bytes(line(user("u1", "Read the whole log")) + reply * 530)
+    assert big.stat().st_size > importer.LIST_FIRST_BYTES
+    args = ["--data-dir", str(tmp_path / "data"), "import"]
+    args += ["--claude-dir", str(realdata.claude), "--codex-dir", str(realdata.codex)]
+
+    assert main(args) == 0
+
+    out = capsys.readouterr().out
+    assert "every new session listed in " in out
+    assert "from its file's first and last lines, then each file read in full" in out
+    assert main([*args, "--report", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sessions_listed"] == report["sessions_added"] > 1
+    assert 0 < report["listing_s"] <= report["duration_s"]
