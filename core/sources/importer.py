@@ -325,7 +325,8 @@ class _Run:
 
         Each file is recorded as needing a full read (size -1: the next scan reads it
         again if this import stops first) with where its session is, so a preview
-        finds the transcript. No search texts, no context samples: the full read's.
+        finds the transcript. Titles are indexed for search; prompts, replies and
+        context samples come with the full read.
         """
         updates = []
         for r in results:
@@ -345,7 +346,8 @@ class _Run:
                     write_session=write,
                 )
             )
-        done = await self.store.imports.apply(updates, int(time.time() * 1_000_000))
+        titles = _search_index(results) if self.search_text else None  # no texts: titles
+        done = await self.store.imports.apply(updates, int(time.time() * 1_000_000), also=titles)
         if self.first_batch_s is None and done.added:
             self.first_batch_s = time.perf_counter() - self.t0
         self.listed_new.update(done.added_ids)

@@ -154,6 +154,16 @@ async def _session_rows(orch: AgentOrchestrator) -> list[dict[str, object]]:
     return _rows([dict(r) for r in rows])
 
 
+async def _search_rows(orch: AgentOrchestrator) -> list[tuple[object, ...]]:
+    """What full-content search finds, without the rows' own ids."""
+    rows = await orch.store.db.fetch_all(
+        "SELECT conversation_id, origin, kind, at, body, marks FROM search_docs"
+        " ORDER BY conversation_id, origin, kind, at, body"
+    )
+    assert rows  # titles, prompts and replies
+    return [tuple(r) for r in rows]
+
+
 async def test_a_listed_import_ends_as_an_import_that_reads_every_file_first(
     orch: AgentOrchestrator, realdata: Homes, tmp_path: Path
 ) -> None:
@@ -167,6 +177,13 @@ async def test_a_listed_import_ends_as_an_import_that_reads_every_file_first(
             realdata.claude, realdata.codex, workers=0, list_first_bytes=1 << 62
         )
         assert await _session_rows(orch) == await _session_rows(other)
+        assert await _search_rows(orch) == await _search_rows(other)
+        for words in ("the", "test*", "claude"):
+            ours, theirs = await orch.search_sessions(words), await other.search_sessions(words)
+            assert ours.results  # the full-content index answers as the other does
+            assert [r.session.conversation_id for r in ours.results] == [
+                r.session.conversation_id for r in theirs.results
+            ]
     finally:
         await other.close(wait=False)
 
@@ -214,6 +231,9 @@ async def test_an_import_stopped_after_listing_reads_every_listed_file_next_time
     counting = await _counting(orch)
     first_batch = 24  # read in full before the stop (importer.FIRST_BATCH_FILES)
     assert counting.count(True) >= len(counting) - first_batch > 0
+    found = await orch.search_sessions("Question", 50)  # the titles are searchable
+    assert len(found.results) == 40
+    assert any(r.session.counting for r in found.results)
 
     again = await orch.import_sources(realdata.claude, realdata.codex, workers=0)
     assert True not in await _counting(orch)
