@@ -405,21 +405,26 @@ def _search_index(results: list[FileResult]) -> TranscriptIndexer:
     )
 
 
+def read_task(f: discovery.FoundFile) -> FileTask:
+    """The task of reading a found file from its start."""
+    return FileTask(
+        f.path,
+        f.source,
+        f.size,
+        f.mtime_ns,
+        f.id_hint,
+        subagent=f.subagent,
+        parent_hint=f.parent_hint,
+        meta_path=f.meta_path,
+    )
+
+
 def _plan(files: Iterable[discovery.FoundFile], rows: dict[str, SourceFileRow]) -> list[FileTask]:
     """A read task per changed file: from its saved offset when it grew, else from 0."""
     tasks = []
     for f in files:
         row = rows.get(f.path)
-        base = FileTask(
-            f.path,
-            f.source,
-            f.size,
-            f.mtime_ns,
-            f.id_hint,
-            subagent=f.subagent,
-            parent_hint=f.parent_hint,
-            meta_path=f.meta_path,
-        )
+        base = read_task(f)
         if row is not None and row.size < 0 and row.offset == 0:
             row = None  # listed from its head and tail only (an import stopped): never read
         if row is not None and row.state and f.size >= row.offset:

@@ -43,19 +43,7 @@ def _tasks(claude_dir: Path, codex_dir: Path) -> list[FileTask]:
     found = discovery.Discovery()
     discovery.discover_claude(claude_dir, found)
     discovery.discover_codex(codex_dir, found)
-    return [
-        FileTask(
-            f.path,
-            f.source,
-            f.size,
-            f.mtime_ns,
-            f.id_hint,
-            subagent=f.subagent,
-            parent_hint=f.parent_hint,
-            meta_path=f.meta_path,
-        )
-        for f in found.files
-    ]
+    return [importer.read_task(f) for f in found.files]
 
 
 def _us(iso: str) -> int:
