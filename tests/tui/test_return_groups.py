@@ -297,6 +297,8 @@ async def test_a_live_reload_keeps_the_focused_step_and_the_place(
         search_qa = step_rows(screen)[-1]
         search_qa.focus()
         await wait_until(pilot, lambda: screen.groups_pane.scroll_y > 0, what="scrolled down")
+        # Focus scrolls with an animation: the place is where it ends, not where it passes.
+        await pilot.wait_for_scheduled_animations()
         place = screen.groups_pane.scroll_y
         shows = screen.shows
         screen.action_reload()
