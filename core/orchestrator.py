@@ -546,18 +546,16 @@ class AgentOrchestrator:
         ``list_first_bytes``: from how many bytes of never-read files every new
         session is listed from its file's head and tail first (None: the default).
         """
-        from core.sources import importer  # deferred: multiprocessing et al.
+        from core.sources.importer import import_sources  # deferred: multiprocessing et al.
 
-        return await importer.import_sources(
+        return await import_sources(
             self.store,
             claude_dir,
             codex_dir,
             progress,
             workers=workers,
             windows=self.settings.context,
-            list_first_bytes=(
-                importer.LIST_FIRST_BYTES if list_first_bytes is None else list_first_bytes
-            ),
+            list_first_bytes=list_first_bytes,
         )
 
     async def refresh_transcript(self, conversation_id: str) -> Session:

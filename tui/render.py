@@ -68,7 +68,7 @@ def sessions_table(
             "title": shown(s.shown_title) or "(untitled)",
             "where": shown(s.cwd + (f" · {s.git_branch}" if s.git_branch else "")),
             "last": fmt.ago(s.last_interacted_at, now),
-            "turns": "…" if s.counting else str(s.metrics.turns),
+            "turns": _turns(s),
             "context": fmt.meter(s.context),
             "size": fmt.size(s.metrics.bytes),
         }
@@ -98,6 +98,11 @@ def sessions_table(
         )
 
 
+def _turns(session: Session) -> str:
+    """Its turns, or "…" while an import still counts them (listed, not read in full)."""
+    return "…" if session.counting else str(session.metrics.turns)
+
+
 def _plain_sessions(console: Console, page: SessionPage, now: datetime) -> None:
     """Tab-separated rows with full ids, for ``cut``, ``grep`` and ``--plain``."""
     columns = ("id", "agent", "state", "last", "turns", "context", "where", "title")
@@ -109,7 +114,7 @@ def _plain_sessions(console: Console, page: SessionPage, now: datetime) -> None:
             s.agent_id,
             s.state.value,
             fmt.ago(s.last_interacted_at, now),
-            "…" if s.counting else str(s.metrics.turns),
+            _turns(s),
             fmt.meter(s.context),
             where,
             s.shown_title or "(untitled)",

@@ -477,7 +477,7 @@ async def import_sources(
     workers: int | None = None,
     search_text: bool = True,
     windows: ContextSettings | None = None,
-    list_first_bytes: int = LIST_FIRST_BYTES,
+    list_first_bytes: int | None = None,
 ) -> ImportReport:
     """Bring the index up to date with the agents' folders; see the module docstring.
 
@@ -485,7 +485,8 @@ async def import_sources(
     that measures what search adds to an import (tests/bench/bench_search.py).
     ``windows``: the ``[context]`` settings whose ``windows`` extend the model table.
     ``list_first_bytes``: from how many bytes of never-read files every new session
-    is listed from its head and tail first (:mod:`core.sources.listing`).
+    is listed from its head and tail first (:mod:`core.sources.listing`; None:
+    ``LIST_FIRST_BYTES``).
     """
     async with import_lock(store.path.parent):
         return await _import_all(
@@ -496,7 +497,7 @@ async def import_sources(
             workers=workers,
             search_text=search_text,
             windows=windows,
-            list_first_bytes=list_first_bytes,
+            list_first_bytes=LIST_FIRST_BYTES if list_first_bytes is None else list_first_bytes,
         )
 
 

@@ -23,6 +23,7 @@ from core.sources.worker import (
     FileResult,
     FileTask,
     drop_invalid_ids,
+    read_or_fail,
     session_facts,
     start_state,
 )
@@ -106,13 +107,5 @@ def _feed(state: claude.ClaudeState | codex.CodexState, raw: bytes) -> None:
 
 
 def sketch_batch(tasks: list[FileTask]) -> list[FileResult]:
-    """One result per task, in order; a failure we did not foresee skips that file here."""
-    results = []
-    for task in tasks:
-        try:
-            results.append(sketch_file(task))
-        except Exception as exc:
-            failed = FileResult(task.path, task.source, task.size, task.mtime_ns)
-            failed.error = f"could not be listed: {type(exc).__name__}"
-            results.append(failed)
-    return results
+    """One result per task, in order (a worker's entry point, as ``parse_batch`` is)."""
+    return [read_or_fail(sketch_file, t) for t in tasks]

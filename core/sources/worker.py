@@ -12,6 +12,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -207,10 +208,10 @@ def drop_invalid_ids(result: FileResult) -> None:
         result.facts = dataclasses.replace(facts, parent_id=None)
 
 
-def _parse_or_fail(task: FileTask) -> FileResult:
+def read_or_fail(read: Callable[[FileTask], FileResult], task: FileTask) -> FileResult:
     """One file's result; a failure we did not foresee marks that file alone unreadable."""
     try:
-        return parse_file(task)
+        return read(task)
     except Exception as exc:
         failed = FileResult(task.path, task.source, task.size, task.mtime_ns)
         failed.error = f"could not be parsed: {type(exc).__name__}: {exc}"[:500]
@@ -219,7 +220,7 @@ def _parse_or_fail(task: FileTask) -> FileResult:
 
 def parse_batch(tasks: list[FileTask]) -> list[FileResult]:
     """Entry point of a worker process: one result per task, in order."""
-    return [_parse_or_fail(t) for t in tasks]
+    return [read_or_fail(parse_file, t) for t in tasks]
 
 
 # --- a worker never outlives the import that started it --------------------
