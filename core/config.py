@@ -1,37 +1,25 @@
 """Where delegate keeps its data, and the agents it knows.
 
-Resolution order for the data folder: ``--data-dir`` > ``$DELEGATE_HOME`` >
-the platform's user data folder. Nothing is created until a command needs it.
+The data folder's resolution is in ``core.data_folder`` (re-exported here).
 """
 
 # Annotations are evaluated as the classes are made (no `from __future__ import
 # annotations`): pydantic would otherwise evaluate each string itself, which costs
 # about twice as much, and these classes are made before the panel's first frame.
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+# Re-exported: most callers know the data folder as part of the settings.
+from core.data_folder import CONFIG_FILENAME as CONFIG_FILENAME
+from core.data_folder import DB_FILENAME as DB_FILENAME
+from core.data_folder import resolve_data_dir as resolve_data_dir
 from core.errors import InvalidConfig
 
-DB_FILENAME = "delegate.sqlite3"
-CONFIG_FILENAME = "config.toml"
 DEFAULT_CONTEXT_LIMIT = 200_000
-
-
-def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The data folder, without creating it."""
-    if explicit:
-        return Path(explicit).expanduser()
-    env = os.environ.get("DELEGATE_HOME")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs  # deferred: only this branch needs it
-
-    return platformdirs.user_data_path("delegate", appauthor=False)
 
 
 def ensure_data_dir(path: Path) -> Path:

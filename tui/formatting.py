@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from core.events import ContextThresholdCrossed
 from core.models import ContextLevel, ContextUsage, Message, Role
+from tui.ages import ago as ago  # re-exported: the formats' one place to look
 from tui.safe_text import first_line, visible
-
-
-def ago(moment: datetime, now: datetime) -> str:
-    """``"3m ago"``-style age relative to ``now`` (an injectable clock reading)."""
-    seconds = max(0, int((now - moment).total_seconds()))
-    if seconds < 45:
-        return "just now"
-    for size, unit in ((86_400 * 365, "y"), (86_400 * 7, "w"), (86_400, "d"), (3600, "h")):
-        if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{max(1, seconds // 60)}m ago"
 
 
 def tokens(n: int) -> str:
