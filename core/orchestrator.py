@@ -604,6 +604,11 @@ class AgentOrchestrator:
         since = None if active_since is None else to_us(active_since)
         return await self.store.sessions.get_many(conversation_ids, since)
 
+    async def change_count(self) -> int:
+        """The store's change counter: it moves with every change to a session or a run,
+        by any process, so two equal readings bracket a consistent read."""
+        return (await self.store.changes.head()).seq
+
     async def context_report(self, conversation_id: str) -> ContextReport:
         """A session's context: figures, window and its source, trend, breakdown by
         category, thresholds crossed, checkpoints, hand-offs and the hand-off chain."""

@@ -15,6 +15,7 @@ from core.clock import Clock, system_clock
 from core.config import Settings
 from core.errors import DelegateError
 from core.orchestrator import AgentOrchestrator
+from tui.first_page import FirstPage
 from tui.list_scope import ListScope
 from tui.live import LOG_FILENAME, Supervision, log_core_to
 from tui.screens.session_picker import SessionPickerScreen
@@ -67,8 +68,10 @@ class DelegateApp(App[None]):
         scope_cwd: Path | None = None,
         all_projects: bool = False,
         resume_collector: bool = False,
+        first_page: FirstPage | None = None,
     ) -> None:
         super().__init__()
+        self._kept_page = first_page
         self._resume_collector = resume_collector
         self._scope_cwd = scope_cwd
         self._all_projects = all_projects
@@ -107,6 +110,7 @@ class DelegateApp(App[None]):
             run_quiet_seconds=self._run_quiet_seconds,
             polling_every_s=self._supervision.rescan_s if self._supervision else None,
             scope=ListScope.starting_in(self._scope_cwd, settings, all_projects=self._all_projects),
+            first_page=self._kept_page,
         )
         # The supervisor starts once the first page is on screen (see _first_page).
         self._supervise_after_first_page = self._supervision is not None
@@ -245,6 +249,7 @@ def create_app(
     scope_cwd: Path | None = None,
     all_projects: bool = False,
     resume_collector: bool = False,
+    first_page: FirstPage | None = None,
 ) -> DelegateApp:
     """The app over the store in ``data_dir``; shared by the CLI and the tests.
 
@@ -262,7 +267,8 @@ def create_app(
     git repository the list covers that project (worktrees included) unless
     ``all_projects`` or the ``scope = "all"`` setting says every project; None lists
     every project. ``resume_collector``: the caller paused the garbage collector for
-    the start; the app turns it back on once the picker is shown.
+    the start; the app turns it back on once the picker is shown. ``first_page``: where
+    the picker keeps its first page for the next start to draw (``tui.first_page``).
     """
 
     async def open_orchestrator() -> AgentOrchestrator:
@@ -289,4 +295,5 @@ def create_app(
         scope_cwd=scope_cwd,
         all_projects=all_projects,
         resume_collector=resume_collector,
+        first_page=first_page,
     )

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from core.config import DB_FILENAME, resolve_data_dir
+from core.data_folder import DB_FILENAME, resolve_data_dir
 from core.errors import DelegateError, InternalError, InvalidRequest, StoreError
 from core.models import SessionScope, SessionSort
 from core.redact import redact, redact_data
@@ -24,6 +24,7 @@ from core.redact import redact, redact_data
 if TYPE_CHECKING:
     from core.orchestrator import AgentOrchestrator
     from core.returns.model import RoleLaunch
+    from tui.first_page import FirstPage
 
 EXIT_OK, EXIT_ERROR = 0, 1
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer its reader left
@@ -677,11 +678,15 @@ async def _run_command(
         await orch.close()
 
 
-def run_app(data_dir: Path, *, all_projects: bool = False) -> int:
+def run_app(
+    data_dir: Path, *, all_projects: bool = False, first_page: FirstPage | None = None
+) -> int:
     """Open the session picker (the Textual app) over ``data_dir``.
 
     Settings (and the keymap's binding ids) are checked before the App exists,
     so a broken ``config.toml`` is one line and exit 1, never a traceback.
+    ``first_page``: where the panel keeps its first page for the next start (drawn
+    already, this time, if it was current); the app takes the terminal from it.
     """
     import gc
 
@@ -694,19 +699,27 @@ def run_app(data_dir: Path, *, all_projects: bool = False) -> int:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        from tui.app import create_app
+        try:
+            from tui.app import create_app
 
-        settings = load_settings(data_dir)
-        check_keymap(settings.keymap)
-        _check_store(data_dir / DB_FILENAME)
-        app = create_app(
-            data_dir,
-            import_sources=(None, None),
-            settings=settings,
-            scope_cwd=Path.cwd(),
-            all_projects=all_projects,
-            resume_collector=collecting,
-        )
+            settings = load_settings(data_dir)
+            check_keymap(settings.keymap)
+            _check_store(data_dir / DB_FILENAME)
+            app = create_app(
+                data_dir,
+                import_sources=(None, None),
+                settings=settings,
+                scope_cwd=Path.cwd(),
+                all_projects=all_projects,
+                resume_collector=collecting,
+                first_page=first_page,
+            )
+        except BaseException:
+            if first_page is not None:
+                first_page.close()  # the error is then printed where the shell will show it
+            raise
+        if first_page is not None:
+            first_page.hand_over()
         app.run()
     finally:
         if collecting:
@@ -759,12 +772,13 @@ def _report(exc: DelegateError, args: argparse.Namespace | None) -> int:
     return EXIT_ERROR
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, first_page: FirstPage | None = None) -> int:
+    """The command line; ``first_page`` is the panel's, when the entry point prepared it."""
     args = _panel_args(argv)
     if args is None:
         args = build_parser().parse_args(argv)
     try:
-        return _dispatch(args)
+        return _dispatch(args, first_page)
     except DelegateError as exc:
         return _report(exc, args)
     except KeyboardInterrupt:
@@ -779,7 +793,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(InternalError(exc), args)
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+def _dispatch(args: argparse.Namespace, first_page: FirstPage | None = None) -> int:
     handler = getattr(args, "handler", None)
     data_dir = resolve_data_dir(args.data_dir)
     if args.command == "mcp":
@@ -787,7 +801,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return serve_mcp(data_dir)
     if handler is None:
-        return run_app(data_dir, all_projects=args.all_projects)
+        return run_app(data_dir, all_projects=args.all_projects, first_page=first_page)
     return asyncio.run(_run_command(data_dir, handler, args))
 
 

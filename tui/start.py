@@ -1,9 +1,10 @@
-"""The ``delegate`` command's entry point: the command line, imported with the
-garbage collector paused."""
+"""The ``delegate`` command's entry point: the panel's kept first page drawn at once,
+then the command line, imported with the garbage collector paused."""
 
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -27,6 +28,18 @@ def collector_paused() -> Iterator[None]:
 
 
 def main() -> int:
-    with collector_paused():
-        from tui.cli import main as run
-    return run()
+    from tui import first_page
+
+    # Before any other import: the rows a warm panel start shows come from here.
+    page = first_page.prepare(sys.argv[1:])
+    if page is not None:
+        page.draw()
+    try:
+        with collector_paused():
+            from tui.cli import main as run
+        return run(first_page=page)
+    except KeyboardInterrupt:  # ctrl+c while the command line is still importing
+        return 130
+    finally:
+        if page is not None:
+            page.close()

@@ -59,6 +59,7 @@ from tui.bridge import (
 )
 from tui.commands import PickerCommands
 from tui.context_levels import Thresholds
+from tui.first_page import FirstPage
 from tui.keys import live_keys
 from tui.list_scope import ListScope
 from tui.live import Throttle, polling_note
@@ -66,12 +67,13 @@ from tui.safe_text import first_line
 from tui.widgets.background_import import BackgroundImport, ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS, Dismissals
 from tui.widgets.filter_bar import DEBOUNCE_SECONDS, FilterBar
+from tui.widgets.first_page_keeper import FirstPageKeeper
 from tui.widgets.history import HistoryCell, HistoryTimeline
 from tui.widgets.list_header import ListHeader
 from tui.widgets.live_rows import LiveRows
 from tui.widgets.preview import QUIET_SECONDS, PreviewPane
 from tui.widgets.session_list import PAGE_SIZE, SessionList
-from tui.widgets.status_panel import FULLEST_SHOWN, StatusPanel, WaitingHandoff
+from tui.widgets.status_panel import FULLEST_SHOWN, StatusPanel, StatusSnapshot, WaitingHandoff
 from tui.workers import ForwardsWorkerErrors
 
 if TYPE_CHECKING:
@@ -357,13 +359,17 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         run_quiet_seconds: float = QUIET_SECONDS,
         polling_every_s: float | None = None,
         scope: ListScope | None = None,
+        first_page: FirstPage | None = None,
     ) -> None:
         super().__init__()
         self.orchestrator = orchestrator
+        # Where the list's first page is kept for the next start to draw at once.
+        self._kept_page = first_page
         # The [context] thresholds that colour every meter, by the session's folder.
         self.thresholds = Thresholds(orchestrator.settings)
         # What the list covers (the toggles change it); every project by default.
         self.scope = scope or ListScope()
+        self._start_scope = self.scope  # the list as a start shows it is what is kept
         # How often a supervisor that fell back to polling re-scans (for the status line).
         self.polling_every_s = polling_every_s
         self._watch_note = ""
@@ -380,6 +386,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self.filter_debounce = filter_debounce
         self._after_first_page_pending = False
         self._first_page: SearchPage | None = None  # read before the screen is shown
+        self._first_status: StatusSnapshot | None = None  # likewise
         self._disconnect: Callable[[], None] = lambda: None
         self._detached = False
         self._total_sessions = 0
@@ -400,20 +407,32 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         yield dismissals
         yield BackgroundImport(orch.import_sources, self.import_roots or (None, None))
         yield LiveRows(orch.get_sessions, every_s=LIVE_EVERY_S)
-        yield StatusPanel(self._load_status, thresholds=self.thresholds, id="status")
+        listed = SessionList(
+            self._fetch_page,
+            self.clock,
+            page_size=self.page_size,
+            is_hidden=dismissals.is_pending,
+            fetch_children=self._fetch_children if self.scope.subagents else None,
+            thresholds=self.thresholds,
+            id="sessions",
+        )
+        if self._kept_page is not None:
+            yield FirstPageKeeper(
+                self._kept_page,
+                listed,
+                change_counter=orch.change_count,
+                read_first_page=lambda limit: self._fetch_page(limit, None, None),
+                as_started=self._as_started,
+                rise=lambda: self.status.lines_since_start,
+            )
+        yield StatusPanel(
+            self._load_status, thresholds=self.thresholds, shown=self._first_status, id="status"
+        )
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 yield FilterBar(debounce=self.filter_debounce)
                 yield ListHeader()
-                yield SessionList(
-                    self._fetch_page,
-                    self.clock,
-                    page_size=self.page_size,
-                    is_hidden=dismissals.is_pending,
-                    fetch_children=self._fetch_children if self.scope.subagents else None,
-                    thresholds=self.thresholds,
-                    id="sessions",
-                )
+                yield listed
                 yield Static(Text.from_markup(EMPTY_STATE), id="empty-state")
             with Vertical(id="right"):
                 yield PreviewPane(
@@ -445,6 +464,20 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def on_unmount(self) -> None:
         self._stop_listening()
 
+    def on_resize(self, event: events.Resize) -> None:
+        self._keep_first_page()
+
+    # --- the first page kept for the next start ----------------------------
+
+    def _as_started(self) -> bool:
+        """Whether the list shows what a start shows: its scope, no search, no fold open."""
+        listed = self.sessions
+        return self.scope == self._start_scope and not listed.filter_query and not listed.unfolded
+
+    def _keep_first_page(self) -> None:
+        if self._kept_page is not None and self._as_started():
+            self.query_one(FirstPageKeeper).keep_soon()
+
     def _stop_listening(self) -> None:
         self._disconnect()
         self._disconnect = _nothing
@@ -457,6 +490,13 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         A store that fails here is left to the list's own load, which reports it."""
         with contextlib.suppress(DelegateError):
             self._first_page = await self._fetch_page(self.page_size, None, None)
+        # The counts and the fullest sessions too: a first frame saying "0 reusable",
+        # one line high, would be wrong, and the list would move down when they arrive.
+        # A waiting hand-off (rare; its documents' store loads later) comes with the rest.
+        with contextlib.suppress(DelegateError):
+            counts = await self.orchestrator.status_counts()
+            fullest = await self.orchestrator.fullest_sessions(FULLEST_SHOWN)
+            self._first_status = StatusSnapshot(counts, tuple(fullest))
 
     def _after_first_page(self) -> None:
         """What the first frame does without: the status, the history, the import."""
@@ -586,6 +626,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._total_sessions = event.snapshot.total
         self._count_listed()
         self._update_empty_state()
+        self._keep_first_page()  # a line more or less over the list moves its rows
 
     def _update_empty_state(self) -> None:
         listed = self.sessions
@@ -613,6 +654,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         if self._after_first_page_pending:
             self._after_first_page_pending = False
             self.call_after_refresh(self._after_first_page)
+        self._keep_first_page()
         if not self.sessions.sessions:
             self.preview.show_empty(self._nothing_listed())
         self._update_empty_state()
@@ -1349,6 +1391,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             self.preview.session_changed(current)
         self._show_position()
         self._status_soon()
+        self._keep_first_page()
 
     def on_runs_updated(self, message: RunsUpdated) -> None:
         if not self._detached:

@@ -14,11 +14,13 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from core.clock import Clock
+from core.clock import Clock, to_us
 from core.errors import InvalidRequest
 from core.models import SearchPage, SearchResult, SearchSnippet, Session
+from tui.ages import AGE_WIDTH, ago
 from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
-from tui.widgets.session_row import HIGHLIGHT_STYLE, session_row
+from tui.first_page import PageRows
+from tui.widgets.session_row import HIGHLIGHT_STYLE, age_place, session_row
 from tui.workers import ForwardsWorkerErrors
 
 __all__ = ["HIGHLIGHT_STYLE", "PAGE_SIZE", "PageFetcher", "SessionList", "session_row"]
@@ -158,6 +160,58 @@ class SessionList(ForwardsWorkerErrors, OptionList):
             thresholds=self._thresholds(session.cwd),
         )
         return Option(prompt, id=cid)
+
+    def kept_rows(
+        self, sessions: Sequence[Session], stamp: int, *, rise: int = 0
+    ) -> PageRows | None:
+        """``sessions`` as this list shows them from its top, as text for the next start
+        to draw before its imports (``tui.first_page``); ``stamp`` is the store's change
+        counter they were read at, ``rise`` how many lines higher the list sits in a
+        start's first frame. None when an age is not where it would be written."""
+        region = self.scrollable_content_region
+        padding = self.get_component_styles("option-list--option").padding
+        width = region.width - padding.width
+        if width < AGE_WIDTH + 1 or region.height < 1:
+            return None
+        now = self._clock()
+        console = self.app.console
+        options = console.options.update_width(width)
+        line, column = age_place(compact=self.compact)
+        lines: list[str] = []
+        ages: list[tuple[int, int, int]] = []
+        folds = self._fetch_children is not None
+        for session in sessions:
+            if len(lines) >= region.height:
+                break
+            if self._is_hidden(session.conversation_id):
+                continue
+            row = session_row(
+                session,
+                now,
+                compact=self.compact,
+                expanded=False if folds else None,
+                thresholds=self._thresholds(session.cwd),
+            )
+            lines += [""] * padding.top
+            rendered = [
+                "".join(s.text for s in segments)
+                for segments in console.render_lines(row, options, pad=False)
+            ]
+            age = f"{ago(session.last_interacted_at, now):>{AGE_WIDTH}}"
+            if rendered[line][column : column + AGE_WIDTH] != age:
+                return None
+            ages.append((len(lines) + line, column, to_us(session.last_interacted_at)))
+            lines += rendered
+            lines += [""] * padding.bottom
+        lines = lines[: region.height]
+        return PageRows(
+            stamp=stamp,
+            size=(self.app.size.width, self.app.size.height),
+            origin=(region.x + padding.left, max(0, region.y - rise)),
+            width=width,
+            lines=lines,
+            ages=[a for a in ages if a[0] < len(lines)],
+        )
 
     def is_child(self, conversation_id: str) -> bool:
         return conversation_id in self._parent_of

@@ -15,6 +15,7 @@ from rich.text import Text
 from core.config import ContextSettings
 from core.models import RunStatus, SearchSnippet, Session, SessionState
 from tui import formatting as fmt
+from tui.ages import AGE_WIDTH
 from tui.context_levels import DEFAULT_THRESHOLDS, level_style
 from tui.safe_text import first_line, visible
 from tui.widgets.context_meter import meter_text
@@ -29,8 +30,10 @@ STATE_BADGES = {
 # The words a search matched, inside the snippet shown under the row.
 HIGHLIGHT_STYLE = "bold black on yellow"
 SNIPPET_ROLES = {"title": "title", "user": "prompt", "assistant": "reply"}
-INDENT = " " * 9  # under the title column's start, past the badge
+BADGE_WIDTH = 9  # ``f"{label:<8} "``
+INDENT = " " * BADGE_WIDTH  # under the title column's start, past the badge
 CHILD_INDENT = "  "  # a sub-agent's row sits this far right of its parent's
+AGENT_WIDTH = 12  # a compact row's ``f"{agent_id:<11} "``
 
 
 def _title(session: Session, snippet: SearchSnippet | None) -> Text:
@@ -123,13 +126,22 @@ def _detail_line(
 ) -> Text:
     bottom = Text(no_wrap=True, overflow="ellipsis")
     bottom.append((CHILD_INDENT if child else "") + INDENT)
-    bottom.append(f"{fmt.ago(session.last_interacted_at, now):>8} · ", "dim")
+    bottom.append(f"{fmt.ago(session.last_interacted_at, now):>{AGE_WIDTH}} · ", "dim")
     bottom.append_text(_fold(session, expanded))
     bottom.append_text(meter_text(session.context, thresholds=thresholds, bar_width=0))
     bottom.append(f" · {_turns(session)} · ", "dim")
     where = session.cwd + (f" · {session.git_branch}" if session.git_branch else "")
     bottom.append(first_line(where, 80), "dim")
     return bottom
+
+
+def age_place(*, compact: bool) -> tuple[int, int]:
+    """Where a top-level row's age is written: (line, column) within the row.
+
+    A badge or agent id wider than its column pushes a compact row's age right;
+    whoever relies on the place checks the age is there.
+    """
+    return (0, BADGE_WIDTH + AGENT_WIDTH) if compact else (1, len(INDENT))
 
 
 def _compact_line(
@@ -147,7 +159,7 @@ def _compact_line(
         line.append(CHILD_INDENT)
     line.append(f"{label:<8} ", style)
     line.append(f"{session.agent_id:<11} ", "dim" if session.state is SessionState.IDLE else "bold")
-    line.append(f"{fmt.ago(session.last_interacted_at, now):>8} ", "dim")
+    line.append(f"{fmt.ago(session.last_interacted_at, now):>{AGE_WIDTH}} ", "dim")
     context = session.context
     left = f"{round(context.left_fraction * 100)}% left" if context.limit_tokens else "?"
     line.append(f"{left:>9} ", level_style(context, thresholds) or "dim")

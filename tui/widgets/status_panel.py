@@ -75,10 +75,17 @@ class StatusPanel(ForwardsWorkerErrors, Static):
             self.snapshot = snapshot
 
     def __init__(
-        self, load: StatusLoader, *, thresholds: ThresholdsFor | None = None, id: str | None = None
+        self,
+        load: StatusLoader,
+        *,
+        thresholds: ThresholdsFor | None = None,
+        shown: StatusSnapshot | None = None,
+        id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self._load = load
+        if shown is not None:  # read before the screen's first frame: its height is right
+            self.set_reactive(StatusPanel.snapshot, shown)
         # How the key that continues a waiting hand-off reads (the screen sets it).
         self.continue_key = ""
         # The [context] thresholds that colour the fullest meters, by folder.
@@ -90,6 +97,12 @@ class StatusPanel(ForwardsWorkerErrors, Static):
         counts, fullest, waiting = await self._load()
         self.snapshot = StatusSnapshot(counts, tuple(fullest), note, tuple(waiting))
         self.post_message(self.Updated(self.snapshot))
+
+    @property
+    def lines_since_start(self) -> int:
+        """Lines on show that a start's first frame lacks (the note, a waiting hand-off):
+        the list below sits that much higher in that frame."""
+        return bool(self.snapshot.waiting) + bool(self.snapshot.note)
 
     def _watch_snapshot(self, old: StatusSnapshot, new: StatusSnapshot) -> None:
         if _line_count(old) != _line_count(new):
