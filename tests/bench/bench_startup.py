@@ -30,7 +30,11 @@ that shows a row. ``delegate --all`` cold (``uv run``), then, interleaved round
 by round: the bare Textual app and ``delegate --all`` from the venv and through
 ``uv run``, ``codex resume --all`` (warm: its cold runs, each on a fresh
 ``CODEX_HOME``, come first) and ``claude --resume``, the peers as the CI pins
-them in ``.cache/npm-agents``. Peers run with ``HOME`` set to a temp dir
+them in ``.cache/npm-agents``. Before the rounds, one start stays until the panel
+has kept its first page (``tui.first_page``); each warm start from the venv or
+through ``uv run`` finds it, and is also timed to the panel's own first frame (the
+line over the list, which only the app draws). A third warm program starts with no
+kept page, as every start did before there was one. Peers run with ``HOME`` set to a temp dir
 holding the corpus as ``~/.claude`` and ``~/.codex``, dummy API keys and base
 URLs on a closed loopback port: they never reach a model. A program that shows
 something other than its list is reported as "could not measure" with what it
@@ -92,6 +96,9 @@ Out = Callable[[str], None]
 
 # What a row looks like in each pane (a line of the list, not a header).
 OUR_ROW = r"\d+ turns? · "
+# What only the app draws (the line over the list): the panel's own first frame, after
+# the first page a start draws before its imports (``tui.first_page``).
+OUR_FRAME = r"by last activity"
 BARE_ROW = r"bare-row-\d+"
 CODEX_ROW = r"^\s*(?:›\s+)?\d+[a-z]+ ago\s{2,}\S"
 CLAUDE_ROW = r"\d+ \w+ ago · "
@@ -316,12 +323,29 @@ class Tmux:
         timeout: float = WAIT_S,
     ) -> tuple[float | None, str]:
         """Seconds from ``new-session`` to a pane matching ``pattern`` (None: timed out)."""
+        times, pane = self.matches(name, argv, env, cwd, [pattern], timeout)
+        return times[0], pane
+
+    def matches(
+        self,
+        name: str,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        patterns: list[str],
+        timeout: float = WAIT_S,
+        keep: Callable[[], bool] | None = None,
+    ) -> tuple[list[float | None], str]:
+        """Seconds from ``new-session`` to the first pane matching each of ``patterns``
+        (None: timed out); the program is killed once all matched and ``keep()`` is
+        false (it is polled until ``timeout``)."""
         # `env -i`: the pane gets exactly ``env``, not the tmux server's environment
         # (which would keep, e.g., a PYTHONDONTWRITEBYTECODE the benchmark dropped).
         inner = shlex.join(["env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv])
         # Keep the pane after the process ends, to show what it printed.
         command = f"{inner}; echo '[exited '$?']'; sleep {int(timeout) + 5}"
-        regex = re.compile(pattern, re.MULTILINE)
+        regexes = [re.compile(p, re.MULTILINE) for p in patterns]
+        times: list[float | None] = [None] * len(patterns)
         pane = ""
         t0 = time.perf_counter()
         started = self._run(
@@ -330,13 +354,17 @@ class Tmux:
         )  # fmt: skip
         try:
             if started.returncode != 0:
-                return None, f"tmux new-session failed: {started.stderr.strip()}"
+                return times, f"tmux new-session failed: {started.stderr.strip()}"
             while time.perf_counter() - t0 < timeout:
                 pane = self._run("capture-pane", "-p", "-t", name).stdout
-                if regex.search(pane):
-                    return time.perf_counter() - t0, pane
+                now = time.perf_counter() - t0
+                for i, regex in enumerate(regexes):
+                    if times[i] is None and regex.search(pane):
+                        times[i] = now
+                if None not in times and (keep is None or not keep()):
+                    break
                 time.sleep(0.01)
-            return None, pane
+            return times, pane
         finally:
             self._run("kill-session", "-t", name)
             time.sleep(0.3)  # let the killed process and its children go
@@ -637,6 +665,7 @@ TMUX_OURS = (
     "tmux, delegate warm (.venv/bin/delegate)",
     "tmux, bare Textual floor (uv run python)",
     "tmux, delegate warm (uv run delegate)",
+    "tmux, delegate warm without its kept first page (.venv/bin/delegate)",
 )
 TMUX_PEERS = (
     "tmux, codex resume --all, cold",
@@ -657,13 +686,25 @@ class Program:
     samples: list[float] = field(default_factory=list)
     failure: str | None = None
     load: bench_peers.Load = field(default_factory=bench_peers.Load)
+    prepare: Callable[[], None] | None = None  # before each run
+    frame: str | None = None  # a second pattern, timed in the same runs
+    frame_samples: list[float] = field(default_factory=list)
 
     def once(self, tmux: Tmux) -> None:
         if self.failure is not None:
             return
+        if self.prepare is not None:
+            self.prepare()
         self.load.note()
-        got, self.failure = tmux_runs(tmux, "", self.argv, self.env, self.cwd, self.pattern, 1)
-        self.samples += got
+        patterns = [self.pattern] + ([self.frame] if self.frame else [])
+        times, pane = tmux.matches("b0", self.argv, self.env, self.cwd, patterns)
+        found = [t for t in times if t is not None]
+        if len(found) < len(times):
+            self.failure = f"no row within {WAIT_S:.0f} s; the pane showed: {_pane_summary(pane)}"
+            return
+        self.samples.append(found[0])
+        if self.frame:
+            self.frame_samples.append(found[1])
 
     def report(self, out: Out, extra: str = "") -> None:
         if self.failure is not None and not self.samples:
@@ -673,12 +714,16 @@ class Program:
 
 
 def _versus_floor(ours: Program, floor: Program) -> str:
-    if not ours.samples or not floor.samples:
+    return _versus_floor_samples(ours.samples, floor.samples)
+
+
+def _versus_floor_samples(ours: list[float], floor: list[float]) -> str:
+    if not ours or not floor:
         return ""
-    gap = statistics.median(ours.samples) - statistics.median(floor.samples)
+    gap = statistics.median(ours) - statistics.median(floor)
     return (
         f"; {gap * 1000:+.0f} ms from the floor's p50,"
-        f" {bench_peers.paired_ratio(ours.samples, floor.samples)} of the floor"
+        f" {bench_peers.paired_ratio(ours, floor)} of the floor"
     )
 
 
@@ -716,9 +761,24 @@ def _tmux(
         ROOT, BARE_ROW,
     )  # fmt: skip
     ours_uv_warm = Program(TMUX_OURS[4], [*ours_uv, str(store)], env, ROOT, OUR_ROW)
+    ours_unkept = Program(TMUX_OURS[5], ours_argv, env, ROOT, OUR_ROW, frame=OUR_FRAME)
     # Warm-up: write the bytecode cache, as an installed package has it.
     tmux.first_match("warmup-bare", floor_direct.argv, env, ROOT, BARE_ROW)
     tmux.first_match("warmup-ours", ours_direct.argv, env, ROOT, OUR_ROW)
+    # A start that stays until the panel has kept its first page (tui.first_page), as a
+    # person's does; each warm start finds it (or, without it, finds none).
+    kept, copy = store / "first-page.json", work / "first-page.kept"
+    kept.unlink(missing_ok=True)
+    tmux.matches(
+        "keeping", ours_direct.argv, env, ROOT, [OUR_FRAME], keep=lambda: not kept.exists()
+    )
+    if kept.exists():
+        shutil.copyfile(kept, copy)
+        ours_direct.prepare = ours_uv_warm.prepare = lambda: shutil.copyfile(copy, kept)
+        ours_direct.frame = OUR_FRAME
+    else:
+        out(f"{TMUX_OURS[2]}: no first page was kept; the starts below draw none first")
+    ours_unkept.prepare = lambda: kept.unlink(missing_ok=True)
 
     samples: list[float] = []
     failure = None
@@ -736,7 +796,7 @@ def _tmux(
     else:
         out(f"{TMUX_OURS[0]}: {_stats(samples)}; {load}")
 
-    programs = [floor_direct, ours_direct, floor_uv, ours_uv_warm]
+    programs = [floor_direct, ours_direct, floor_uv, ours_uv_warm, ours_unkept]
     peers: dict[str, Program] = {}
     peer_home = None
     try:
@@ -762,6 +822,18 @@ def _tmux(
         + " (target within 70 ms) "
         + res.check("warm first rows vs floor (tmux)", ok),
     )
+    if ours_direct.frame_samples:
+        out(
+            f"{TMUX_OURS[2]}, the panel's first frame (over its first page): "
+            f"{_stats(ours_direct.frame_samples)}"
+            + _versus_floor_samples(ours_direct.frame_samples, floor_direct.samples)
+        )
+    ours_unkept.report(out, _versus_floor(ours_unkept, floor_direct))
+    if ours_unkept.frame_samples:
+        out(
+            f"{TMUX_OURS[5]}, the panel's first frame: {_stats(ours_unkept.frame_samples)}"
+            + _versus_floor_samples(ours_unkept.frame_samples, floor_direct.samples)
+        )
     floor_uv.report(out)
     ours_uv_warm.report(out, _versus_floor(ours_uv_warm, floor_uv))
     if args.no_peers:

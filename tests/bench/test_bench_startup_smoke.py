@@ -29,6 +29,8 @@ FIGURES = [
     "tmux, delegate cold (uv run delegate)",
     "tmux, delegate warm (uv run delegate)",
     "tmux, delegate warm (.venv/bin/delegate)",
+    "tmux, delegate warm (.venv/bin/delegate), the panel's first frame (over its first page)",
+    "tmux, delegate warm without its kept first page (.venv/bin/delegate)",
     "tmux, bare Textual floor (uv run python)",
     "tmux, bare Textual floor (.venv/bin/python)",
     "tmux, codex resume --all, cold: could not measure",
