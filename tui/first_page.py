@@ -60,7 +60,7 @@ StartKey = dict[str, "Any"]
 class PageRows:
     """The list's first page as the app drew it: its text, where it sits, its ages."""
 
-    __slots__ = ("ages", "lines", "origin", "size", "stamp", "width")
+    __slots__ = ("ages", "compact", "lines", "origin", "size", "stamp", "width")
 
     def __init__(
         self,
@@ -71,8 +71,10 @@ class PageRows:
         width: int,
         lines: Sequence[str],
         ages: Sequence[tuple[int, int, int]] = (),
+        compact: bool = False,
     ) -> None:
         self.stamp = stamp  # the store's change counter when the rows were read
+        self.compact = compact  # rows of one line (the list was short)
         self.size = size  # the terminal's (columns, lines)
         self.origin = origin  # the cell (x, y) of the first row's first character
         self.width = width  # the rows' width in cells
@@ -88,6 +90,7 @@ class PageRows:
             "width": self.width,
             "lines": list(self.lines),
             "ages": [list(a) for a in self.ages],
+            "compact": self.compact,
         }
 
 
@@ -207,8 +210,11 @@ def rows_from_json(data: Any) -> PageRows:
         line = _int(slot[0], 0, len(lines) - 1)
         column = _int(slot[1], 0, width - AGE_WIDTH)
         ages.append((line, column, _int(slot[2], 0, 2**62)))
+    if type(data["compact"]) is not bool:
+        raise ValueError("compact")
     return PageRows(
         stamp=_int(data["stamp"], 0, 2**62),
+        compact=data["compact"],
         size=size,
         origin=origin,
         width=width,
@@ -250,10 +256,15 @@ class FirstPage:
         self.path = os.path.join(data_dir, FILENAME)
         self.data_dir = data_dir
         self.key = key
-        self.drawn = False
+        self.drawn: PageRows | None = None  # what draw() put on the terminal
         self._out: TextIO | None = None
         self._restore_echo: list[Any] | None = None
         self._handed_over = False
+
+    @property
+    def drew_one_line_rows(self) -> bool:
+        """Whether the page drawn had one-line rows: the app's first frame then has too."""
+        return self.drawn is not None and self.drawn.compact
 
     def load(self) -> PageRows | None:
         """The kept rows, if the file is ours, well formed and kept for this key."""
@@ -316,7 +327,7 @@ class FirstPage:
         except OSError:
             self.close()
             return False
-        self.drawn = True
+        self.drawn = rows
         return True
 
     def hand_over(self) -> None:

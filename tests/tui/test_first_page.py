@@ -220,6 +220,7 @@ def _kept_json(kept: FirstPage, data_dir: Path, rows_json: Any) -> None:
         pytest.param(lambda r: r.__setitem__("stamp", "7"), id="stamp-as-text"),
         pytest.param(lambda r: r.__setitem__("width", True), id="width-as-bool"),
         pytest.param(lambda r: r.pop("lines"), id="no-lines"),
+        pytest.param(lambda r: r.__setitem__("compact", 1), id="compact-as-number"),
     ],
 )
 def test_a_page_of_the_wrong_shape_is_not_loaded(

@@ -53,6 +53,8 @@ async def test_the_kept_page_is_what_the_list_shows(
         rows = page.load()
         assert rows is not None
         assert rows.size == size
+        assert rows.compact == session_list(app).compact
+        assert rows.compact == (size[0] < 110 and size[1] < 36)  # one-line rows when short
         assert rows.stamp == await kept_stamp(pilot)
         shown = screen_lines(app)
         x, y = rows.origin

@@ -414,6 +414,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             is_hidden=dismissals.is_pending,
             fetch_children=self._fetch_children if self.scope.subagents else None,
             thresholds=self.thresholds,
+            # The list knows its rows' height from its first size, after the first frame:
+            # until then, as the page drawn before the app had them.
+            compact=self._kept_page is not None and self._kept_page.drew_one_line_rows,
             id="sessions",
         )
         if self._kept_page is not None:
@@ -450,6 +453,13 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # The width's layout now: Textual sets it on the screen's first Resize, which
+        # comes after the first frame, so a narrow terminal first saw the wide layout.
+        width = self.app.size.width
+        for at, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True):
+            if width >= at:
+                self.update_classes({n: n == name for _, n in self.HORIZONTAL_BREAKPOINTS})
+                break
         self._disconnect = connect(self.orchestrator.bus, self)
         self.status.continue_key = self._key(live_keys(self), "picker.continue_handoff")
         # Focus now, not later (``focus()`` is deferred): a status that arrives

@@ -96,6 +96,7 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         is_hidden: Callable[[str], bool] = lambda conversation_id: False,
         fetch_children: ChildFetcher | None = None,
         thresholds: ThresholdsFor | None = None,
+        compact: bool = False,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
@@ -113,7 +114,9 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         self.sessions: list[Session] = []
         # The matching snippet of each search result, by conversation id.
         self.snippets: dict[str, SearchSnippet] = {}
-        self.compact = False  # one-line rows (a short list)
+        # One-line rows (a short list): decided by the list's height once it has one;
+        # until then, as the caller expects it (the first page a start drew).
+        self.compact = compact
         # Sub-agents fold under their parents (None: they are hidden, no fold shown).
         self._fetch_children = fetch_children
         self.unfolded: set[str] = set()  # parents whose sub-agents are listed under them
@@ -206,6 +209,7 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         lines = lines[: region.height]
         return PageRows(
             stamp=stamp,
+            compact=self.compact,
             size=(self.app.size.width, self.app.size.height),
             origin=(region.x + padding.left, max(0, region.y - rise)),
             width=width,
