@@ -60,7 +60,17 @@ StartKey = dict[str, "Any"]
 class PageRows:
     """The list's first page as the app drew it: its text, where it sits, its ages."""
 
-    __slots__ = ("ages", "compact", "lines", "origin", "size", "stamp", "width")
+    __slots__ = (
+        "ages",
+        "compact",
+        "lines",
+        "origin",
+        "rows_colours",
+        "screen_colours",
+        "size",
+        "stamp",
+        "width",
+    )
 
     def __init__(
         self,
@@ -72,9 +82,14 @@ class PageRows:
         lines: Sequence[str],
         ages: Sequence[tuple[int, int, int]] = (),
         compact: bool = False,
+        screen_colours: str = "",
+        rows_colours: str = "",
     ) -> None:
         self.stamp = stamp  # the store's change counter when the rows were read
         self.compact = compact  # rows of one line (the list was short)
+        # The app's colours (SGR sequences): its screen's, and its list's, behind the rows.
+        self.screen_colours = screen_colours
+        self.rows_colours = rows_colours
         self.size = size  # the terminal's (columns, lines)
         self.origin = origin  # the cell (x, y) of the first row's first character
         self.width = width  # the rows' width in cells
@@ -91,6 +106,8 @@ class PageRows:
             "lines": list(self.lines),
             "ages": [list(a) for a in self.ages],
             "compact": self.compact,
+            "screen_colours": self.screen_colours,
+            "rows_colours": self.rows_colours,
         }
 
 
@@ -129,6 +146,8 @@ def start_key(argv: Sequence[str], data_dir: Path) -> StartKey:
     return {
         "argv": list(argv),
         "cwd": os.getcwd(),
+        # The terminal's kind: the colours kept are written as the app wrote them for it.
+        "term": [os.environ.get(name) for name in ("TERM", "COLORTERM", "NO_COLOR")],
         "settings": _identity(os.path.join(data_dir, CONFIG_FILENAME)),
         "look": [_identity(os.path.join(here, name)) for name in LOOK_FILES],
     }
@@ -191,6 +210,17 @@ def _shown_as_is(line: Any, width: int) -> bool:
     return type(line) is str and len(line) <= width and (line.isprintable() or not line)
 
 
+def _colours(value: Any) -> str:
+    """An SGR sequence that sets colours (``ESC [ digits and semicolons m``), or ""."""
+    if type(value) is not str or len(value) > 64:
+        raise ValueError("colours")
+    if value and not (
+        value.startswith("\x1b[") and value.endswith("m") and value[2:-1].replace(";", "").isdigit()
+    ):
+        raise ValueError("colours")
+    return value
+
+
 def rows_from_json(data: Any) -> PageRows:
     """``PageRows`` from the file's JSON, every field checked (ValueError otherwise)."""
     if type(data) is not dict:
@@ -215,6 +245,8 @@ def rows_from_json(data: Any) -> PageRows:
     return PageRows(
         stamp=_int(data["stamp"], 0, 2**62),
         compact=data["compact"],
+        screen_colours=_colours(data["screen_colours"]),
+        rows_colours=_colours(data["rows_colours"]),
         size=size,
         origin=origin,
         width=width,
@@ -241,10 +273,12 @@ def paint(rows: PageRows, now: datetime) -> str | None:
         line = lines[line_no].ljust(column + AGE_WIDTH)
         lines[line_no] = line[:column] + age + line[column + AGE_WIDTH :]
     x, y = rows.origin
-    out = ["\x1b[?1049h\x1b7\x1b[2J\x1b[?25l\x1b[?7l"]
+    # The screen cleared in the app's colours, then each row across the list's width in
+    # the list's: the app's first frame then changes only what it adds.
+    out = [f"\x1b[?1049h\x1b7{rows.screen_colours}\x1b[2J\x1b[?25l\x1b[?7l"]
     for i, line in enumerate(lines):
-        out.append(f"\x1b[{y + i + 1};{x + 1}H{line.rstrip()}")
-    out.append("\x1b[?7h\x1b8")
+        out.append(f"\x1b[{y + i + 1};{x + 1}H{rows.rows_colours}{line.ljust(rows.width)}")
+    out.append("\x1b[0m\x1b[?7h\x1b8")
     return "".join(out)
 
 

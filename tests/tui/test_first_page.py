@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SIZE = (100, 30)
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 # The only sequences a drawing may hold: cursor moves, the alternate screen, cursor
-# save and restore, clearing, hiding the cursor, and auto-wrap off and on.
-ALLOWED = re.compile(r"\x1b\[\d+;\d+H|\x1b\[\?(?:1049|25|7)[hl]|\x1b[78]|\x1b\[2J")
+# save and restore, clearing, hiding the cursor, auto-wrap off and on, and colours.
+ALLOWED = re.compile(r"\x1b\[\d+;\d+H|\x1b\[\?(?:1049|25|7)[hl]|\x1b[78]|\x1b\[2J|\x1b\[[\d;]*m")
 
 
 def rows(stamp: int, **changes: Any) -> PageRows:
@@ -170,7 +170,17 @@ def test_a_drawing_puts_each_line_in_its_cells_with_ages_for_now() -> None:
     assert line_at(cells, 7) == "            2d ago · usage unknown · 1 turn · /src/docs"
     # The alternate screen first, and the cursor back where it was at the end.
     assert drawing.startswith("\x1b[?1049h\x1b7")
-    assert drawing.endswith("\x1b[?7h\x1b8")
+    assert drawing.endswith("\x1b[0m\x1b[?7h\x1b8")
+
+
+def test_a_drawing_is_in_the_app_s_colours() -> None:
+    screen, listed = "\x1b[38;5;253;48;5;233m", "\x1b[38;5;253;48;5;235m"
+    drawing = first_page.paint(rows(1, screen_colours=screen, rows_colours=listed), NOW)
+    assert drawing is not None
+    assert drawing.index(screen) < drawing.index("\x1b[2J")  # the screen cleared in its colour
+    # Each row in the list's colours, across the list's width.
+    assert drawing.count(listed + "idle") == 2
+    assert f"\x1b[5;2H{listed}{rows(1).lines[0].ljust(70)}\x1b[" in drawing
 
 
 def test_an_age_that_no_longer_fits_its_column_draws_nothing() -> None:
@@ -221,6 +231,9 @@ def _kept_json(kept: FirstPage, data_dir: Path, rows_json: Any) -> None:
         pytest.param(lambda r: r.__setitem__("width", True), id="width-as-bool"),
         pytest.param(lambda r: r.pop("lines"), id="no-lines"),
         pytest.param(lambda r: r.__setitem__("compact", 1), id="compact-as-number"),
+        pytest.param(lambda r: r.__setitem__("rows_colours", "\x1b]0;title\x07"), id="osc"),
+        pytest.param(lambda r: r.__setitem__("screen_colours", "\x1b[2J"), id="not-colours"),
+        pytest.param(lambda r: r.__setitem__("rows_colours", "\x1b[" + "1;" * 40 + "m"), id="long"),
     ],
 )
 def test_a_page_of_the_wrong_shape_is_not_loaded(
@@ -362,7 +375,8 @@ print(",".join(heavy))
 def _run_on_a_pty(argv: list[str], cwd: Path) -> tuple[int, str]:
     """``argv`` with a pty of ``SIZE`` as its terminal; its exit status and all it wrote."""
     term = Terminal()
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "DELEGATE_HOME")}
+    gone = ("TMUX", "DELEGATE_HOME", "COLORTERM", "NO_COLOR")
+    env = {k: v for k, v in os.environ.items() if k not in gone}
     env |= {"TERM": "xterm-256color", "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
         argv, stdin=term.out, stdout=term.out, stderr=term.out, cwd=cwd, env=env
@@ -391,6 +405,9 @@ async def test_an_error_before_the_app_is_shown_after_the_first_page_is_gone(
     seq = await make_store(data_dir)
     argv = ["--data-dir", str(data_dir)]
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TERM", "xterm-256color")  # the key as the start below computes it
+    monkeypatch.delenv("COLORTERM", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
     FirstPage(data_dir, first_page.start_key(argv, data_dir)).save(rows(seq, ages=[]))
     with sqlite3.connect(db_path(data_dir)) as db:
         db.execute("PRAGMA user_version = 999")  # a newer delegate's store

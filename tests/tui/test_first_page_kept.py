@@ -10,7 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import COLOR_SYSTEMS
+from rich.style import Style
 from textual.pilot import Pilot
+from textual.strip import Strip
 from tui_support import (
     AppFactory,
     fixed_clock,
@@ -35,6 +38,16 @@ def kept_file(data_dir: Path) -> FirstPage:
     return FirstPage(data_dir, first_page.start_key(["--all"], data_dir))
 
 
+def cell_style(strip: Strip, column: int) -> Style:
+    """The style of the cell at ``column`` in a line of the screen."""
+    at = 0
+    for segment in strip:
+        at += segment.cell_length
+        if at > column:
+            return segment.style or Style()
+    raise AssertionError(f"no cell {column}")
+
+
 async def kept_stamp(pilot: Pilot[None]) -> int:
     screen = pilot.app.screen
     assert isinstance(screen, SessionPickerScreen)
@@ -43,8 +56,11 @@ async def kept_stamp(pilot: Pilot[None]) -> int:
 
 @pytest.mark.parametrize("size", [(160, 48), (100, 30), (80, 24)])
 async def test_the_kept_page_is_what_the_list_shows(
-    demo_dir: Path, make_app: AppFactory, size: tuple[int, int]
+    demo_dir: Path, make_app: AppFactory, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A terminal of every colour, so that the list's and the screen's colours differ.
+    monkeypatch.setenv("COLORTERM", "truecolor")
+    monkeypatch.setenv("TERM", "xterm-256color")
     page = kept_file(demo_dir)
     app = make_app(demo_dir, first_page=page)
     async with app.run_test(size=size) as pilot:
@@ -61,6 +77,13 @@ async def test_the_kept_page_is_what_the_list_shows(
         assert len(rows.lines) == session_list(app).scrollable_content_region.height
         for i, line in enumerate(rows.lines):
             assert shown[y + i][x : x + len(line)] == line, f"line {i}"
+        # The list's colours: the background the app paints behind a row not highlighted.
+        last_row = app.screen._compositor.render_strips()[y + len(rows.lines) - 1]
+        behind = cell_style(last_row, x + 1)
+        assert app.console.color_system == "truecolor"
+        system = COLOR_SYSTEMS["truecolor"]
+        painted = Style(bgcolor=behind.bgcolor).render("x", color_system=system)
+        assert painted.split("m")[0].removeprefix("\x1b[") in rows.rows_colours
         # Each row's age, where the next start writes it afresh.
         listed = session_list(app).sessions
         assert rows.ages

@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import ClassVar
 
+from rich.console import COLOR_SYSTEMS, Console
+from rich.style import Style
 from textual import events, on, work
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
@@ -40,6 +42,15 @@ PREFETCH_ROWS = 10
 RENDER_CACHE_ROWS = 128
 # Rows turn to one line when fewer than this many two-line rows would fit.
 MIN_VISIBLE_SESSIONS = 8
+
+
+def _colours(style: Style, console: Console) -> str:
+    """The SGR sequence that sets ``style``'s colours as ``console`` writes them."""
+    system = COLOR_SYSTEMS.get(console.color_system or "")
+    if system is None:
+        return ""
+    shown = Style(color=style.color, bgcolor=style.bgcolor).render("x", color_system=system)
+    return shown[: shown.index("x")]
 
 
 class SessionList(ForwardsWorkerErrors, OptionList):
@@ -172,6 +183,7 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         counter they were read at, ``rise`` how many lines higher the list sits in a
         start's first frame. None when an age is not where it would be written."""
         region = self.scrollable_content_region
+        # Each row is drawn inside its option's padding, in the list's colours.
         padding = self.get_component_styles("option-list--option").padding
         width = region.width - padding.width
         if width < AGE_WIDTH + 1 or region.height < 1:
@@ -180,6 +192,7 @@ class SessionList(ForwardsWorkerErrors, OptionList):
         console = self.app.console
         options = console.options.update_width(width)
         line, column = age_place(compact=self.compact)
+        left = " " * padding.left
         lines: list[str] = []
         ages: list[tuple[int, int, int]] = []
         folds = self._fetch_children is not None
@@ -203,16 +216,18 @@ class SessionList(ForwardsWorkerErrors, OptionList):
             age = f"{ago(session.last_interacted_at, now):>{AGE_WIDTH}}"
             if rendered[line][column : column + AGE_WIDTH] != age:
                 return None
-            ages.append((len(lines) + line, column, to_us(session.last_interacted_at)))
-            lines += rendered
+            ages.append((len(lines) + line, len(left) + column, to_us(session.last_interacted_at)))
+            lines += [left + text for text in rendered]
             lines += [""] * padding.bottom
         lines = lines[: region.height]
         return PageRows(
             stamp=stamp,
             compact=self.compact,
+            screen_colours=_colours(self.screen.rich_style, console),
+            rows_colours=_colours(self.rich_style, console),
             size=(self.app.size.width, self.app.size.height),
-            origin=(region.x + padding.left, max(0, region.y - rise)),
-            width=width,
+            origin=(region.x, max(0, region.y - rise)),
+            width=region.width,
             lines=lines,
             ages=[a for a in ages if a[0] < len(lines)],
         )
