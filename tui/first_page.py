@@ -291,14 +291,18 @@ class FirstPage:
         self.data_dir = data_dir
         self.key = key
         self.drawn: PageRows | None = None  # what draw() put on the terminal
+        # The page kept for this terminal's size, current or not (a start's best guess
+        # at how the list will look).
+        self.kept_at_this_size: PageRows | None = None
         self._out: TextIO | None = None
         self._restore_echo: list[Any] | None = None
         self._handed_over = False
 
     @property
-    def drew_one_line_rows(self) -> bool:
-        """Whether the page drawn had one-line rows: the app's first frame then has too."""
-        return self.drawn is not None and self.drawn.compact
+    def one_line_rows(self) -> bool:
+        """Whether the page kept for this terminal's size had one-line rows: the app's
+        first frame then has them too (as the page drawn, if it was)."""
+        return self.kept_at_this_size is not None and self.kept_at_this_size.compact
 
     def load(self) -> PageRows | None:
         """The kept rows, if the file is ours, well formed and kept for this key."""
@@ -348,6 +352,7 @@ class FirstPage:
         rows = self.load()
         if rows is None or rows.size != (columns, lines):
             return False
+        self.kept_at_this_size = rows
         if store_stamp(self.data_dir) != rows.stamp:
             return False
         text = paint(rows, datetime.now(UTC))

@@ -46,7 +46,12 @@ class Pane:
         return done.stdout
 
     def start(self, argv: list[str], size: tuple[int, int]) -> None:
-        self.tmux("kill-session", "-t", "panel")
+        """Start ``argv`` in the pane once the last start there has ended."""
+        deadline = time.monotonic() + 10
+        while "panel" in self.tmux("list-sessions", "-F", "#S").split():
+            if time.monotonic() > deadline:
+                self.tmux("kill-session", "-t", "panel")
+            time.sleep(0.05)
         window = ["-s", "panel", "-x", str(size[0]), "-y", str(size[1]), "-c", str(self.cwd)]
         self.tmux("new-session", "-d", *window, *argv)
 
@@ -73,6 +78,9 @@ def pane(tmp_path: Path) -> Iterator[Pane]:
     env |= {"HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO), "TERM": "xterm-256color"}
     (tmp_path / "home").mkdir()
     server = Pane(f"delegate-first-page-{os.getpid()}-{tmp_path.name}", env, tmp_path)
+    # A session of its own keeps the server up between starts: a server whose last
+    # session has just ended is shutting down, and a start sent to it may be lost.
+    server.tmux("new-session", "-d", "-s", "keep", "sleep 600")
     yield server
     server.tmux("kill-server")
 
@@ -112,3 +120,40 @@ def test_a_warm_start_draws_its_rows_before_the_app_in_the_app_s_cells(
     assert len(drawn) >= 8  # the list's height
     for i, line in drawn:
         assert app_lines[i].startswith(line), f"row line {i} moved:\n{early}\n---\n{app_frame}"
+
+
+def test_a_start_after_the_store_changed_draws_nothing_first_but_keeps_the_rows_height(
+    tmp_path: Path, pane: Pane
+) -> None:
+    """The page is stale, so nothing is drawn before the app; the app's first frame still
+    has the one-line rows of a short list, as the page kept for this size had them."""
+    data_dir = tmp_path / "data"
+    sessions = [
+        session_with(
+            f"5e55{n:04d}-0000-4000-8000-000000000000", [t, "done"], title=t, minutes_ago=n
+        )
+        for n, t in enumerate(TITLES)
+    ]
+    asyncio.run(insert_sessions(data_dir, sessions))
+    argv = [sys.executable, "-c", START, "--data-dir", str(data_dir), "--all"]
+    kept = data_dir / "first-page.json"
+    pane.start(argv, (80, 24))
+    pane.screens_until(TITLES[0])
+    deadline = time.monotonic() + 30
+    while not kept.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pane.tmux("send-keys", "-t", "panel", "C-q")
+    newer = "Added later"
+    asyncio.run(
+        insert_sessions(
+            data_dir,
+            [session_with("5e55ffff-0000-4000-8000-000000000000", [newer, "ok"], title=newer)],
+        )
+    )
+
+    pane.start(argv, (80, 24))
+    screens = pane.screens_until(APP_ONLY)
+    assert all(newer not in screen and TITLES[0] not in screen for screen in screens[:-1])
+    first_frame = screens[-1].splitlines()
+    at = next(i for i, line in enumerate(first_frame) if TITLES[0] in line)
+    assert TITLES[1] in first_frame[at + 1]  # one line a row, from the first frame on

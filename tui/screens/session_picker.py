@@ -415,8 +415,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             fetch_children=self._fetch_children if self.scope.subagents else None,
             thresholds=self.thresholds,
             # The list knows its rows' height from its first size, after the first frame:
-            # until then, as the page drawn before the app had them.
-            compact=self._kept_page is not None and self._kept_page.drew_one_line_rows,
+            # until then, as the page kept for this terminal's size had them.
+            compact=self._kept_page is not None and self._kept_page.one_line_rows,
             id="sessions",
         )
         if self._kept_page is not None:
