@@ -129,6 +129,13 @@ def test_transcript_view(
             ),
             what="the transcript view and its details",
         )
+        # It opens at its newest message once its messages are laid out, which on a
+        # loaded machine comes after the details have loaded.
+        screen = pilot.app.screen
+        assert isinstance(screen, TranscriptScreen)
+        await wait_until(
+            pilot, lambda: screen.body.is_vertical_scroll_end, what="the newest message"
+        )
         await settle(pilot)
 
     assert snap_compare(make_app(conversation_dir), terminal_size=MEDIUM, run_before=run_before)

@@ -194,6 +194,7 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
         self.expanded = False
         self.loaded = False  # the first page is on screen
         self.details_loaded = False  # the details header has its full figures
+        self._end_pending = False  # a scroll to the newest message waits for a refresh
         self._messages: list[Message] = []  # oldest first, as shown
         self._older_cursor: str | None = None
         # Messages newer than the window (None after a find jump: the window's
@@ -248,8 +249,10 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
         except DelegateError:
             details = None
         self.session = session
-        # The full details are taller: a window scrolled to its newest message stays there.
-        at_end = self.body.is_vertical_scroll_end
+        # The full details are taller: a window scrolled to its newest message stays there,
+        # as does one about to be (that scroll waits for a refresh, which may come before
+        # the details' own layout and leave it short of the end).
+        at_end = self._end_pending or self.body.is_vertical_scroll_end
         self.details.update(
             details_text(
                 session,
@@ -261,7 +264,8 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
             )
         )
         if at_end:
-            self.call_after_refresh(self.body.scroll_end, animate=False)
+            self._end_pending = True
+            self.call_after_refresh(self._scroll_to_newest)
         self.details_loaded = True
 
     @work(group="transcript", name="reading the transcript", exclusive=True, exit_on_error=False)
@@ -338,7 +342,13 @@ class TranscriptScreen(ForwardsWorkerErrors, Screen[None]):
             target = next(w for w in widgets if w.message.id == self._match_id)
             self.call_after_refresh(self.body.scroll_to_widget, target, animate=False, top=True)
         else:
-            self.call_after_refresh(self.body.scroll_end, animate=False)
+            self._end_pending = True
+            self.call_after_refresh(self._scroll_to_newest)
+
+    def _scroll_to_newest(self) -> None:
+        """Once laid out: to the end, now (not after yet another refresh)."""
+        self.body.scroll_end(animate=False, immediate=True)
+        self._end_pending = False
 
     def _numbering(self) -> dict[str, int]:
         """Each message's number in the conversation, when the window's place is known."""
