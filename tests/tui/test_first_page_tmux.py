@@ -85,12 +85,9 @@ def pane(tmp_path: Path) -> Iterator[Pane]:
     server.tmux("kill-server")
 
 
-# Wide, two-line rows beside the preview; and narrow and short: one-line rows, stacked.
-@pytest.mark.parametrize("size", [(120, 36), (80, 24)])
-def test_a_warm_start_draws_its_rows_before_the_app_in_the_app_s_cells(
-    tmp_path: Path, pane: Pane, size: tuple[int, int]
-) -> None:
-    data_dir = tmp_path / "data"
+def a_start_that_kept_its_page(pane: Pane, data_dir: Path, size: tuple[int, int]) -> list[str]:
+    """A store of ``TITLES``, and a first start of the panel on it (nothing kept yet, so
+    the app draws first) that stays until it has kept its page; the start's argv."""
     sessions = [
         session_with(
             f"5e55{n:04d}-0000-4000-8000-000000000000", [t, "done"], title=t, minutes_ago=n
@@ -100,8 +97,7 @@ def test_a_warm_start_draws_its_rows_before_the_app_in_the_app_s_cells(
     asyncio.run(insert_sessions(data_dir, sessions))
     argv = [sys.executable, "-c", START, "--data-dir", str(data_dir), "--all"]
     kept = data_dir / "first-page.json"
-
-    pane.start(argv, size)  # the first start: nothing kept yet, so the app draws first
+    pane.start(argv, size)
     first = pane.screens_until(TITLES[0])
     assert APP_ONLY in first[-1]
     deadline = time.monotonic() + 30
@@ -109,6 +105,16 @@ def test_a_warm_start_draws_its_rows_before_the_app_in_the_app_s_cells(
         time.sleep(0.05)
     assert kept.exists(), "the first start kept no page"
     pane.tmux("send-keys", "-t", "panel", "C-q")
+    return argv
+
+
+# Wide, two-line rows beside the preview; and narrow and short: one-line rows, stacked.
+@pytest.mark.parametrize("size", [(120, 36), (80, 24)])
+def test_a_warm_start_draws_its_rows_before_the_app_in_the_app_s_cells(
+    tmp_path: Path, pane: Pane, size: tuple[int, int]
+) -> None:
+    data_dir = tmp_path / "data"
+    argv = a_start_that_kept_its_page(pane, data_dir, size)
 
     pane.start(argv, size)
     screens = pane.screens_until(APP_ONLY)
@@ -128,21 +134,7 @@ def test_a_start_after_the_store_changed_draws_nothing_first_but_keeps_the_rows_
     """The page is stale, so nothing is drawn before the app; the app's first frame still
     has the one-line rows of a short list, as the page kept for this size had them."""
     data_dir = tmp_path / "data"
-    sessions = [
-        session_with(
-            f"5e55{n:04d}-0000-4000-8000-000000000000", [t, "done"], title=t, minutes_ago=n
-        )
-        for n, t in enumerate(TITLES)
-    ]
-    asyncio.run(insert_sessions(data_dir, sessions))
-    argv = [sys.executable, "-c", START, "--data-dir", str(data_dir), "--all"]
-    kept = data_dir / "first-page.json"
-    pane.start(argv, (80, 24))
-    pane.screens_until(TITLES[0])
-    deadline = time.monotonic() + 30
-    while not kept.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    pane.tmux("send-keys", "-t", "panel", "C-q")
+    argv = a_start_that_kept_its_page(pane, data_dir, (80, 24))
     newer = "Added later"
     asyncio.run(
         insert_sessions(
