@@ -51,6 +51,8 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HistoryEvent,
+    ReturnAccepted,
+    ReturnRejected,
     RunActivity,
     RunInterrupted,
     RunOutput,
@@ -118,6 +120,11 @@ CANCELLED_BY_USER = "cancelled by the user"
 STOP_WAIT_S = 10.0  # how long stop_run waits for another process to close its run
 STOP_POLL_S = 0.05
 DETACHED_POLL_S = 0.1  # how often a handle of a detached run reads it back while waiting
+# The history events a role's judged return makes (one or the other).
+RETURN_EVENT_KINDS = (
+    ReturnAccepted.model_fields["kind"].default,
+    ReturnRejected.model_fields["kind"].default,
+)
 HEARTBEAT_S = 2.0  # how often a process driving runs says it is alive (and reads cancel flags)
 SIGNAL_AFTER_BEATS = 2  # a one-run owner that has not stopped by then gets SIGTERM
 ACTIVITY_INTERVAL_S = 0.25  # at most this often a run's live output is stored
@@ -2063,15 +2070,28 @@ class AgentOrchestrator:
         return run
 
     async def _await_detached_return(self, run: Run, worker: Worker, role: PreparedRole) -> None:
-        """Wait for the worker to record the role's return; a worker that ended without
-        recording it (killed) leaves it to this caller, judged from the stored output."""
-        while await self.store.returns.by_run(run.run_id) is None:
+        """Wait for the worker to record the role's return and say so in history (two
+        writes: a caller that saw only the first returned before the history event); a
+        worker that ended without them (killed) leaves the rest to this caller."""
+        while not await self._return_told(run.run_id):
             if worker.process.poll() is not None:
-                # Gone: it recorded the step before exiting, or never will.
-                if await self.store.returns.by_run(run.run_id) is None:
-                    await self._judge_return(role, run, run.output)
+                # Gone: it told the return before exiting, or never will.
+                if not await self._return_told(run.run_id):
+                    step = await self.store.returns.by_run(run.run_id)
+                    if step is None:  # judged from the stored output
+                        await self._judge_return(role, run, run.output)
+                    else:  # recorded, then killed before its history event
+                        from core.returns.launch import return_event
+
+                        await self._emit(return_event(step, run.agent_id, self.clock()))
                 return
             await asyncio.sleep(DETACHED_POLL_S)
+
+    async def _return_told(self, run_id: str) -> bool:
+        """Whether a role's run has its return recorded and its history event stored."""
+        if await self.store.returns.by_run(run_id) is None:
+            return False
+        return await self.store.history.has_run_event(run_id, RETURN_EVENT_KINDS)
 
     async def start_detached(self, go: GoMessage) -> RunHandle:
         """Drive the run a caller recorded for this process (the worker's half).

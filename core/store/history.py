@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +79,15 @@ class HistoryRepository:
             (at_us, kind, conversation_id, run_id, json.dumps(payload), this_process()),
         )
         return int(cur.lastrowid or 0)
+
+    async def has_run_event(self, run_id: str, kinds: Sequence[str]) -> bool:
+        """Whether an event of one of ``kinds`` about the run ``run_id`` is stored."""
+        marks = ", ".join("?" * len(kinds))
+        row = await self._db.fetch_one(
+            f"SELECT 1 FROM history WHERE run_id = ? AND kind IN ({marks}) LIMIT 1",
+            (run_id, *kinds),
+        )
+        return row is not None
 
     async def page(self, limit: int, before_id: int | None = None) -> list[HistoryRow]:
         """Newest first, keyset on the event id."""
