@@ -733,14 +733,14 @@ def _check_store(path: Path) -> None:
     Read-only and without touching the file: the App opens it for real later.
     """
     import sqlite3
-    from urllib.parse import quote
 
+    from core.data_folder import connect_read_only
     from core.migrations import SCHEMA_VERSION
 
     if not path.exists():
         return
     try:
-        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        db = connect_read_only(path)
         try:
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
         finally:

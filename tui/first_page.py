@@ -27,7 +27,7 @@ import contextlib
 import os
 import sys
 
-from core.data_folder import CONFIG_FILENAME, DB_FILENAME, resolve_data_dir
+from core.data_folder import CONFIG_FILENAME, DB_FILENAME, connect_read_only, resolve_data_dir
 from tui.ages import AGE_WIDTH, ago
 
 TYPE_CHECKING = False  # typing's own costs a start more than the page takes to draw
@@ -162,9 +162,7 @@ def store_stamp(data_dir: Path) -> int | None:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
-        # The path as a URI path: '%', '?' and '#' would otherwise end or escape it.
-        uri = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-        db = sqlite3.connect(f"file:{uri}?mode=ro", uri=True, timeout=0.05)
+        db = connect_read_only(path, timeout=0.05)
         try:
             row = db.execute("SELECT seq FROM change_counter WHERE id = 1").fetchone()
         finally:

@@ -9,12 +9,12 @@ file was read (docs/import.md).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import aiosqlite
 
+from core.data_folder import connect_read_only
 from core.models import SessionState
 from core.store.context import RATE_TURNS, TREND_TURNS, _rate, record_samples_in
 from core.store.database import Database
@@ -38,9 +38,8 @@ def file_stats_at(store_path: Path) -> dict[str, tuple[int, int]]:
     index is never held twice. Raises ``sqlite3.Error`` when the file cannot be
     opened that way (the caller then asks :meth:`ImportsRepository.file_stat_rows`).
     """
-    conn = sqlite3.connect(f"{store_path.resolve().as_uri()}?mode=ro", uri=True)
+    conn = connect_read_only(store_path, timeout=5.0)
     try:
-        conn.execute("PRAGMA busy_timeout = 5000")
         return {str(p): (int(s), int(m)) for p, s, m in conn.execute(_STATS_SQL)}
     finally:
         conn.close()

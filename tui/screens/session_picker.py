@@ -504,8 +504,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         # one line high, would be wrong, and the list would move down when they arrive.
         # A waiting hand-off (rare; its documents' store loads later) comes with the rest.
         with contextlib.suppress(DelegateError):
-            counts = await self.orchestrator.status_counts()
-            fullest = await self.orchestrator.fullest_sessions(FULLEST_SHOWN)
+            counts, fullest = await self._counts_and_fullest()
             self._first_status = StatusSnapshot(counts, tuple(fullest))
 
     def _after_first_page(self) -> None:
@@ -603,12 +602,17 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def action_toggle_fold(self) -> None:
         self.sessions.toggle_fold()
 
+    async def _counts_and_fullest(self) -> tuple[dict[str, int], list[Session]]:
+        return (
+            await self.orchestrator.status_counts(),
+            await self.orchestrator.fullest_sessions(FULLEST_SHOWN),
+        )
+
     async def _load_status(
         self,
     ) -> tuple[dict[str, int], list[Session], list[WaitingHandoff]]:
         orch = self.orchestrator
-        counts = await orch.status_counts()
-        fullest = await orch.fullest_sessions(FULLEST_SHOWN)
+        counts, fullest = await self._counts_and_fullest()
         waiting = []
         for document in await orch.waiting_handoffs():
             session = None
