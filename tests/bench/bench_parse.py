@@ -18,8 +18,10 @@ machine is shared) as MB/s per core, with the load average:
   skipped string, nesting over 1,024 levels, a lone surrogate escape), and
   those checks plus the ``msgspec`` Structs.
 - the floor of reading every line in Python: the cheapest split into lines,
-  that split plus ``orjson`` (each line decoded and dropped: no facts), and
-  ``msgspec``'s ``decode_lines`` into the Structs (the split done natively).
+  that split plus ``orjson`` (each line decoded and dropped: no facts), the
+  search texts alone (prompts and replies extracted and masked, from lines
+  decoded beforehand), and ``msgspec``'s ``decode_lines`` into the Structs
+  (the split done natively), with and without reading one field per line.
   Each is also given as the CPU seconds it would take over the import
   benchmark's corpus (``--corpus-bytes``, 1.65 GB), beside the budget issue 13's
   goal leaves: 2.5 s on every core (``--goal-s``).
@@ -47,6 +49,7 @@ if str(ROOT) not in sys.path:  # run as a script: make `core` importable
 
 from core.sources import claude, codex  # noqa: E402
 from core.sources.lines import ForwardLines, loads  # noqa: E402
+from core.sources.texts import extractor  # noqa: E402
 from core.sources.worker import FileTask, parse_file  # noqa: E402
 
 try:  # only to compare: not a dependency (``uv run --with msgspec``)
@@ -242,7 +245,24 @@ def _floor(
                 if line:
                     decode(line)
 
-    found = [("bytes.split", split), ("bytes.split + orjson, dropped", split_orjson)]
+    # What the index must do with some lines whatever reads them: the prompts and
+    # replies search holds, extracted and masked (lines decoded before timing).
+    decoded = [
+        (source, [orjson.loads(ln) for ln in buffer.split(b"\n") if ln])
+        for source, buffer in buffers
+    ]
+
+    def search_texts() -> None:
+        for source, lines in decoded:
+            extract = extractor(source)
+            for line in lines:
+                extract(line)
+
+    found = [
+        ("bytes.split", split),
+        ("bytes.split + orjson, dropped", split_orjson),
+        ("search texts alone (decoded before)", search_texts),
+    ]
     if msgspec is None or not hasattr(msgspec.json.Decoder, "decode_lines"):
         return found
     typed = {
@@ -254,7 +274,17 @@ def _floor(
         for source, buffer in buffers:
             typed[source].decode_lines(buffer)
 
-    return [*found, ("msgspec decode_lines -> Structs", native_lines)]
+    def native_lines_typed() -> None:
+        for source, buffer in buffers:
+            for line in typed[source].decode_lines(buffer):
+                if line.type is None:
+                    pass
+
+    return [
+        *found,
+        ("msgspec decode_lines -> Structs", native_lines),
+        ("  + each line's type read", native_lines_typed),
+    ]
 
 
 def measure(
