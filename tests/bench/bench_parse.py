@@ -13,6 +13,12 @@ machine is shared) as MB/s per core, with the load average:
   is installed (``uv run --with msgspec ...``), ``msgspec`` to dicts and
   ``msgspec`` into typed Structs that keep only the keys the facts read and
   skip the rest (tool output, file contents) without building it;
+- with ``pysimdjson`` installed (``--with pysimdjson``), the simdjson
+  bindings: to dicts, and a lazy document of which only the type is read; and
+  the worker's loop (split, decode, facts, texts) with orjson against the same
+  loop on simdjson, where a line whose facts are known from a field or two is
+  read through the lazy document and never becomes a dict (checked to give the
+  same parse states, texts and bad lines first);
 - the Claude Code lines alone: ``orjson``, the byte checks a skipping decoder
   would need before it to refuse what ``orjson`` refuses (invalid UTF-8 in a
   skipped string, nesting over 1,024 levels, a lone surrogate escape), and
@@ -20,15 +26,18 @@ machine is shared) as MB/s per core, with the load average:
 - the floor of reading every line in Python: the cheapest split into lines,
   that split plus ``orjson`` (each line decoded and dropped: no facts), the
   search texts alone (prompts and replies extracted and masked, from lines
-  decoded beforehand), and ``msgspec``'s ``decode_lines`` into the Structs
-  (the split done natively), with and without reading one field per line.
+  decoded beforehand), every line decoded with its facts and texts found, the
+  same behind a byte pre-filter at its best (an oracle, decided before timing,
+  says which lines to read; the rest cost one ``bytes.find``), and ``msgspec``'s
+  ``decode_lines`` into the Structs (the split done natively), with and without
+  reading one field per line.
   Each is also given as the CPU seconds it would take over the import
   benchmark's corpus (``--corpus-bytes``, 1.65 GB), beside the budget issue 13's
   goal leaves: 2.5 s on every core (``--goal-s``).
 
 Usage::
 
-    uv run --with msgspec python tests/bench/bench_parse.py --rounds 5
+    uv run --with msgspec --with pysimdjson python tests/bench/bench_parse.py --rounds 5
 """
 
 from __future__ import annotations
@@ -51,6 +60,11 @@ from core.sources import claude, codex  # noqa: E402
 from core.sources.lines import ForwardLines, loads  # noqa: E402
 from core.sources.texts import extractor  # noqa: E402
 from core.sources.worker import FileTask, parse_file  # noqa: E402
+
+try:  # only to compare: not a dependency (``uv run --with pysimdjson``)
+    import simdjson
+except ImportError:  # pragma: no cover
+    simdjson = None
 
 try:  # only to compare: not a dependency (``uv run --with msgspec``)
     import msgspec
@@ -169,6 +183,24 @@ def _decoders(raw: list[tuple[str, list[bytes]]]) -> list[tuple[str, Callable[[]
                 orjson.loads(line)
 
     found = [("orjson -> dicts", with_orjson)]
+    if simdjson is not None:
+        lazy = simdjson.Parser()
+
+        def with_simdjson() -> None:
+            for _source, lines in raw:
+                for line in lines:
+                    simdjson.loads(line)
+
+        def with_simdjson_lazy() -> None:
+            # A lazy document: only the values read become Python objects.
+            for _source, lines in raw:
+                for line in lines:
+                    lazy.parse(line).get("type")
+
+        found += [
+            ("pysimdjson -> dicts", with_simdjson),
+            ("pysimdjson lazy, the type read", with_simdjson_lazy),
+        ]
     if msgspec is None:
         return found
     plain = msgspec.json.Decoder()
@@ -227,6 +259,53 @@ def _claude_only(raw: list[tuple[str, list[bytes]]]) -> list[tuple[str, Callable
     return [*found, ("the byte checks + msgspec Structs", checked)]
 
 
+PASS, COUNT, READ = 0, 1, 2
+"""What a byte pre-filter would do with a line: pass over it, count it, or read it."""
+
+
+def _needed(source: str, lines: list[dict[str, Any]]) -> list[int]:
+    """An oracle for a byte pre-filter: what each line's facts and texts need of it.
+
+    Read: the lines whose values the facts or search texts use. Counted: a tool call,
+    a tool output or a tool result, which add a message and nothing else. Passed
+    over: the rest (reasoning, progress, snapshots...), and every Codex token count
+    but the last before each prompt and at the end, as if the facts kept only those.
+    """
+    needs: list[int] = []
+    token_count: int | None = None
+    for i, line in enumerate(lines):
+        kind = line.get("type")
+        payload = line.get("payload")
+        sub = payload.get("type") if isinstance(payload, dict) else None
+        if source == codex.SOURCE:
+            if kind == "event_msg" and sub == "token_count":
+                needs.append(PASS)
+                token_count = i
+                continue
+            prompt = kind == "event_msg" and sub == "user_message"
+            if prompt and token_count is not None:
+                needs[token_count], token_count = READ, None
+            if (
+                prompt
+                or kind in ("session_meta", "turn_context", "compacted")
+                or (kind == "response_item" and sub == "message")
+            ):
+                needs.append(READ)
+            elif kind == "response_item" and sub in codex._CALLS | codex._OUTPUTS:
+                needs.append(COUNT)
+            else:
+                needs.append(PASS)
+        elif kind == "user" and claude.user_role(line) == claude.TOOL:
+            needs.append(COUNT)
+        elif kind in ("user", "assistant", "system", "summary", "custom-title", "ai-title"):
+            needs.append(READ)
+        else:
+            needs.append(PASS)
+    if token_count is not None:
+        needs[token_count] = READ
+    return needs
+
+
 def _floor(
     buffers: list[tuple[str, bytes]],
 ) -> list[tuple[str, Callable[[], object]]]:
@@ -258,10 +337,40 @@ def _floor(
             for line in lines:
                 extract(line)
 
+    # A byte pre-filter at its best: an oracle (decided before timing) says which
+    # lines to read; each line costs one ``bytes.find``, standing in for the check.
+    needed = [
+        (source, buffer, _needed(source, lines))
+        for (source, lines), (_s, buffer) in zip(decoded, buffers, strict=True)
+    ]
+
+    def read_lines(prefilter: bool) -> Callable[[], None]:
+        def run() -> None:
+            decode = orjson.loads
+            for source, buffer, needs in needed:
+                state = claude.ClaudeState() if source == claude.SOURCE else codex.CodexState()
+                extract = extractor(source)
+                counted = 0
+                lines = (line for line in buffer.split(b"\n") if line)
+                for line, need in zip(lines, needs, strict=True):
+                    if prefilter:
+                        line.find(b'"type":"')
+                        if need == COUNT:
+                            counted += 1
+                        if need != READ:
+                            continue
+                    decoded_line = decode(line)
+                    state.feed(decoded_line)
+                    extract(decoded_line)
+
+        return run
+
     found = [
         ("bytes.split", split),
         ("bytes.split + orjson, dropped", split_orjson),
         ("search texts alone (decoded before)", search_texts),
+        ("every line: decode, facts, texts", read_lines(prefilter=False)),
+        ("  an oracle's pre-filter in front", read_lines(prefilter=True)),
     ]
     if msgspec is None or not hasattr(msgspec.json.Decoder, "decode_lines"):
         return found
@@ -285,6 +394,153 @@ def _floor(
         ("msgspec decode_lines -> Structs", native_lines),
         ("  + each line's type read", native_lines_typed),
     ]
+
+
+Parsed = tuple[dict[str, Any], list[Any], int]
+"""What a loop makes of one file: its parse state, its search texts, its bad lines."""
+
+_CALLS_AND_OUTPUTS = codex._CALLS | codex._OUTPUTS
+# Claude Code line types whose only fact is their time (feed returns after it).
+_CLAUDE_TIME_ONLY = claude.KNOWN_TYPES - {
+    "user",
+    "assistant",
+    "system",
+    "summary",
+    "custom-title",
+    "ai-title",
+}
+_ENVELOPE = ("version", "sessionId", "agentId", "cwd", "gitBranch")
+
+
+def _new_state(source: str) -> claude.ClaudeState | codex.CodexState:
+    return claude.ClaudeState() if source == claude.SOURCE else codex.CodexState()
+
+
+def _orjson_loop(source: str, buffer: bytes) -> Parsed:
+    """The worker's loop: every line decoded to a dict, fed and searched."""
+    state, extract = _new_state(source), extractor(source)
+    texts, bad = [], 0
+    for raw in buffer.split(b"\n"):
+        if not raw:
+            continue
+        try:
+            line = orjson.loads(raw)
+            if type(line) is not dict:
+                bad += 1
+                continue
+            state.feed(line)
+            if (text := extract(line)) is not None:
+                texts.append(text)
+        except Exception:
+            bad += 1
+    return state.to_json(), texts, bad
+
+
+def _simdjson_loop(source: str, buffer: bytes) -> Parsed:
+    """Every line parsed (and so checked) by simdjson; a line whose facts are known
+    from a field or two is read through the lazy document and never becomes a dict:
+    a Codex tool call, output, reasoning or event, a Claude Code tool result, a
+    Claude Code line that carries only its time. The rest go through the same feed."""
+    state, extract = _new_state(source), extractor(source)
+    texts, bad = [], 0
+    parser = simdjson.Parser()
+    document = simdjson.Object
+    for raw in buffer.split(b"\n"):
+        if not raw:
+            continue
+        try:
+            doc = parser.parse(raw)
+        except Exception:
+            doc = None
+        if type(doc) is not document:
+            doc = None
+            try:
+                line = orjson.loads(raw)  # what the worker does with it, error or not
+            except Exception:
+                bad += 1
+                continue
+            if type(line) is not dict:
+                bad += 1
+                continue
+        elif _fast_lane(state, doc):
+            del doc  # the parser can take the next line only once the document is gone
+            continue
+        else:
+            line = doc.as_dict()
+            del doc
+        try:
+            state.feed(line)
+            if (text := extract(line)) is not None:
+                texts.append(text)
+        except Exception:
+            bad += 1
+    return state.to_json(), texts, bad
+
+
+def _pointer(doc: Any, path: str) -> Any:
+    try:
+        return doc.at_pointer(path)
+    except Exception:  # not there, or not an object on the way
+        return None
+
+
+def _fast_lane(state: claude.ClaudeState | codex.CodexState, doc: Any) -> bool:
+    """Take ``doc`` into account without a dict, when its facts allow; else False."""
+    kind = doc.get("type")
+    if isinstance(state, codex.CodexState):
+        sub = _pointer(doc, "/payload/type")
+        if type(sub) is not str:
+            return False
+        if kind == "response_item" and sub != "message":
+            state.saw_timestamp(doc.get("timestamp"))
+            state.messages += sub in _CALLS_AND_OUTPUTS
+            return True
+        if kind == "event_msg" and sub != "user_message":
+            state.saw_timestamp(doc.get("timestamp"))
+            if sub == "token_count":
+                info = _pointer(doc, "/payload/info")
+                state._tokens(info.as_dict() if type(info) is simdjson.Object else info)
+            return True
+        return False
+    if kind in _CLAUDE_TIME_ONLY:
+        state.saw_timestamp(doc.get("timestamp"))
+        return True
+    if kind != "user" or doc.get("isMeta") or doc.get("isCompactSummary"):
+        return False
+    content = _pointer(doc, "/message/content")
+    tool_results = (
+        type(content) is simdjson.Array
+        and len(content) > 0
+        and all(type(b) is simdjson.Object and b.get("type") == "tool_result" for b in content)
+    )
+    del content
+    if not tool_results:
+        return False
+    state.saw_timestamp(doc.get("timestamp"))
+    state._envelope({key: doc.get(key) for key in _ENVELOPE})
+    state.messages += 1  # a tool result: a message, not a turn, no search text
+    return True
+
+
+def _loops(buffers: list[tuple[str, bytes]], out: Out) -> list[tuple[str, Callable[[], object]]]:
+    """The worker's loop with orjson, and with simdjson's fast lanes when installed."""
+
+    def loop(parse: Callable[[str, bytes], Parsed]) -> Callable[[], None]:
+        def run() -> None:
+            for source, buffer in buffers:
+                parse(source, buffer)
+
+        return run
+
+    found = [("orjson, every line a dict", loop(_orjson_loop))]
+    if simdjson is None:
+        return found
+    same = all(_orjson_loop(s, b) == _simdjson_loop(s, b) for s, b in buffers)
+    out(
+        f"simdjson fast lanes: the same states, texts and bad lines as orjson: {same}"
+        + ("" if same else " -> BAD")
+    )
+    return [*found, ("simdjson, fast lanes for known lines", loop(_simdjson_loop))]
 
 
 def measure(
@@ -351,6 +607,14 @@ def main(argv: list[str] | None = None, out: Out = print) -> int:
     out(
         f"  the goal's budget for the corpus ({args.corpus_bytes / 1e9:.2f} GB): "
         f"{args.goal_s} s on {cores} cores = {budget:.1f} s CPU"
+    )
+    measure(
+        "the worker's loop (split, decode, facts, texts)",
+        _loops(buffers, out),
+        size,
+        args.rounds,
+        out,
+        args.corpus_bytes,
     )
     return 0
 

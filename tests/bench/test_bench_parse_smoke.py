@@ -17,11 +17,15 @@ SECTIONS = [
     "decoders alone, every line",
     "Claude Code lines alone",
     "the floor of reading every line in Python",
+    "the worker's loop (split, decode, facts, texts)",
 ]
 FIGURES = [
     "parse_file (what a worker runs)",
     "orjson -> dicts",
     "bytes.split + orjson, dropped",
+    "every line: decode, facts, texts",
+    "an oracle's pre-filter in front",
+    "orjson, every line a dict",
 ]
 
 
@@ -42,3 +46,4 @@ def test_smoke_benchmark_prints_every_figure() -> None:
     assert len(floor) >= 2, text
     assert all(ln.endswith("s CPU for the corpus") for ln in floor), text
     assert "(2.00 GB): 3.0 s on" in text  # the budget follows the options given
+    assert "-> BAD" not in text
