@@ -121,6 +121,14 @@ else:
         payload: _Payload | None = None
 
 
+def _typed_decoders() -> dict[str, Any]:
+    """msgspec decoders into the Structs that keep only what the facts read."""
+    return {
+        claude.SOURCE: msgspec.json.Decoder(_ClaudeLine),
+        codex.SOURCE: msgspec.json.Decoder(_CodexLine),
+    }
+
+
 REALDATA = ROOT / "tests" / "fixtures" / "realdata"
 Out = Callable[[str], None]
 
@@ -177,42 +185,25 @@ def _steps(files: list[tuple[str, Path, str]]) -> list[tuple[str, Callable[[], o
 
 
 def _decoders(raw: list[tuple[str, list[bytes]]]) -> list[tuple[str, Callable[[], object]]]:
-    def with_orjson() -> None:
-        for _source, lines in raw:
-            for line in lines:
-                orjson.loads(line)
+    def every_line(decode: Callable[[bytes], object]) -> Callable[[], None]:
+        def run() -> None:
+            for _source, lines in raw:
+                for line in lines:
+                    decode(line)
 
-    found = [("orjson -> dicts", with_orjson)]
+        return run
+
+    found = [("orjson -> dicts", every_line(orjson.loads))]
     if simdjson is not None:
         lazy = simdjson.Parser()
-
-        def with_simdjson() -> None:
-            for _source, lines in raw:
-                for line in lines:
-                    simdjson.loads(line)
-
-        def with_simdjson_lazy() -> None:
-            # A lazy document: only the values read become Python objects.
-            for _source, lines in raw:
-                for line in lines:
-                    lazy.parse(line).get("type")
-
         found += [
-            ("pysimdjson -> dicts", with_simdjson),
-            ("pysimdjson lazy, the type read", with_simdjson_lazy),
+            ("pysimdjson -> dicts", every_line(simdjson.loads)),
+            # A lazy document: only the values read become Python objects.
+            ("pysimdjson lazy, the type read", every_line(lambda ln: lazy.parse(ln).get("type"))),
         ]
     if msgspec is None:
         return found
-    plain = msgspec.json.Decoder()
-    typed = {
-        claude.SOURCE: msgspec.json.Decoder(_ClaudeLine),
-        codex.SOURCE: msgspec.json.Decoder(_CodexLine),
-    }
-
-    def with_msgspec() -> None:
-        for _source, lines in raw:
-            for line in lines:
-                plain.decode(line)
+    typed = _typed_decoders()
 
     def with_structs() -> None:
         for source, lines in raw:
@@ -222,7 +213,7 @@ def _decoders(raw: list[tuple[str, list[bytes]]]) -> list[tuple[str, Callable[[]
 
     return [
         *found,
-        ("msgspec -> dicts", with_msgspec),
+        ("msgspec -> dicts", every_line(msgspec.json.Decoder().decode)),
         ("msgspec -> typed Structs", with_structs),
     ]
 
@@ -374,10 +365,7 @@ def _floor(
     ]
     if msgspec is None or not hasattr(msgspec.json.Decoder, "decode_lines"):
         return found
-    typed = {
-        claude.SOURCE: msgspec.json.Decoder(_ClaudeLine),
-        codex.SOURCE: msgspec.json.Decoder(_CodexLine),
-    }
+    typed = _typed_decoders()
 
     def native_lines() -> None:
         for source, buffer in buffers:
@@ -419,21 +407,37 @@ def _new_state(source: str) -> claude.ClaudeState | codex.CodexState:
 def _orjson_loop(source: str, buffer: bytes) -> Parsed:
     """The worker's loop: every line decoded to a dict, fed and searched."""
     state, extract = _new_state(source), extractor(source)
-    texts, bad = [], 0
+    texts: list[Any] = []
+    bad = 0
     for raw in buffer.split(b"\n"):
         if not raw:
             continue
         try:
             line = orjson.loads(raw)
-            if type(line) is not dict:
-                bad += 1
-                continue
-            state.feed(line)
-            if (text := extract(line)) is not None:
-                texts.append(text)
         except Exception:
             bad += 1
+            continue
+        bad += _take(state, extract, line, texts)
     return state.to_json(), texts, bad
+
+
+def _take(
+    state: claude.ClaudeState | codex.CodexState,
+    extract: Callable[[dict[str, Any]], Any],
+    line: Any,
+    texts: list[Any],
+) -> int:
+    """Feed one decoded line and keep its search text, as the worker does; 1 for a
+    bad line (not an object, or a shape the facts did not foresee), else 0."""
+    if type(line) is not dict:
+        return 1
+    try:
+        state.feed(line)
+        if (text := extract(line)) is not None:
+            texts.append(text)
+    except Exception:
+        return 1
+    return 0
 
 
 def _simdjson_loop(source: str, buffer: bytes) -> Parsed:
@@ -442,7 +446,8 @@ def _simdjson_loop(source: str, buffer: bytes) -> Parsed:
     a Codex tool call, output, reasoning or event, a Claude Code tool result, a
     Claude Code line that carries only its time. The rest go through the same feed."""
     state, extract = _new_state(source), extractor(source)
-    texts, bad = [], 0
+    texts: list[Any] = []
+    bad = 0
     parser = simdjson.Parser()
     document = simdjson.Object
     for raw in buffer.split(b"\n"):
@@ -459,21 +464,13 @@ def _simdjson_loop(source: str, buffer: bytes) -> Parsed:
             except Exception:
                 bad += 1
                 continue
-            if type(line) is not dict:
-                bad += 1
-                continue
         elif _fast_lane(state, doc):
             del doc  # the parser can take the next line only once the document is gone
             continue
         else:
             line = doc.as_dict()
             del doc
-        try:
-            state.feed(line)
-            if (text := extract(line)) is not None:
-                texts.append(text)
-        except Exception:
-            bad += 1
+        bad += _take(state, extract, line, texts)
     return state.to_json(), texts, bad
 
 
