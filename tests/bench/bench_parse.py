@@ -250,6 +250,8 @@ def _claude_only(raw: list[tuple[str, list[bytes]]]) -> list[tuple[str, Callable
     return [*found, ("the byte checks + msgspec Structs", checked)]
 
 
+_CALLS_AND_OUTPUTS = codex._CALLS | codex._OUTPUTS  # a message each, nothing else
+
 PASS, COUNT, READ = 0, 1, 2
 """What a byte pre-filter would do with a line: pass over it, count it, or read it."""
 
@@ -282,7 +284,7 @@ def _needed(source: str, lines: list[dict[str, Any]]) -> list[int]:
                 or (kind == "response_item" and sub == "message")
             ):
                 needs.append(READ)
-            elif kind == "response_item" and sub in codex._CALLS | codex._OUTPUTS:
+            elif kind == "response_item" and sub in _CALLS_AND_OUTPUTS:
                 needs.append(COUNT)
             else:
                 needs.append(PASS)
@@ -335,33 +337,29 @@ def _floor(
         for (source, lines), (_s, buffer) in zip(decoded, buffers, strict=True)
     ]
 
-    def read_lines(prefilter: bool) -> Callable[[], None]:
-        def run() -> None:
-            decode = orjson.loads
-            for source, buffer, needs in needed:
-                state = claude.ClaudeState() if source == claude.SOURCE else codex.CodexState()
-                extract = extractor(source)
-                counted = 0
-                lines = (line for line in buffer.split(b"\n") if line)
-                for line, need in zip(lines, needs, strict=True):
-                    if prefilter:
-                        line.find(b'"type":"')
-                        if need == COUNT:
-                            counted += 1
-                        if need != READ:
-                            continue
-                    decoded_line = decode(line)
-                    state.feed(decoded_line)
-                    extract(decoded_line)
+    def every_line() -> None:
+        for source, buffer in buffers:
+            _orjson_loop(source, buffer)
 
-        return run
+    def prefiltered() -> None:
+        for source, buffer, needs in needed:
+            state, extract = _new_state(source), extractor(source)
+            texts: list[Any] = []
+            counted = 0
+            lines = (line for line in buffer.split(b"\n") if line)
+            for line, need in zip(lines, needs, strict=True):
+                line.find(b'"type":"')
+                if need == COUNT:
+                    counted += 1
+                elif need == READ:
+                    _take(state, extract, orjson.loads(line), texts)
 
     found = [
         ("bytes.split", split),
         ("bytes.split + orjson, dropped", split_orjson),
         ("search texts alone (decoded before)", search_texts),
-        ("every line: decode, facts, texts", read_lines(prefilter=False)),
-        ("  an oracle's pre-filter in front", read_lines(prefilter=True)),
+        ("every line: decode, facts, texts", every_line),
+        ("  an oracle's pre-filter in front", prefiltered),
     ]
     if msgspec is None or not hasattr(msgspec.json.Decoder, "decode_lines"):
         return found
@@ -387,7 +385,6 @@ def _floor(
 Parsed = tuple[dict[str, Any], list[Any], int]
 """What a loop makes of one file: its parse state, its search texts, its bad lines."""
 
-_CALLS_AND_OUTPUTS = codex._CALLS | codex._OUTPUTS
 # Claude Code line types whose only fact is their time (feed returns after it).
 _CLAUDE_TIME_ONLY = claude.KNOWN_TYPES - {
     "user",
