@@ -183,7 +183,13 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
-    default_agent: str = "echo"
+    default_agent: str | None = Field(
+        default=None,
+        description=(
+            "the agent a launch without --agent uses; unset: $DELEGATE_AGENT, else the first"
+            " of claude-code and codex installed here"
+        ),
+    )
     agents: dict[str, AgentConfig] = Field(default_factory=builtin_agents)
     keymap: dict[str, str] = Field(
         default_factory=dict, description="binding id -> keys, e.g. picker.dismiss = 'k'"

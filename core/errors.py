@@ -310,6 +310,18 @@ class RunnerUnavailable(DelegateError):
     code = "runner_unavailable"
 
 
+class NoAgentInstalled(RunnerUnavailable):
+    """A launch names no agent and no real one is installed to be the default."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no agent CLI found to launch: install Claude Code (npm install -g "
+            "@anthropic-ai/claude-code) or Codex (npm install -g @openai/codex), set "
+            "default_agent in config.toml, or name one with --agent (echo is the scripted "
+            "demo agent)"
+        )
+
+
 class StoreError(DelegateError):
     """The store cannot be opened or is from a newer version of delegate."""
 

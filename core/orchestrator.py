@@ -1246,8 +1246,9 @@ class AgentOrchestrator:
 
     def _runner_for(self, agent_id: str | None) -> tuple[str, Runner]:
         from core.runners import build_runner
+        from core.runners.default_agent import default_agent
 
-        agent = agent_id or self.settings.default_agent
+        agent = agent_id or default_agent(self.settings).agent_id
         config = self.settings.agents.get(agent)
         if config is None:
             raise UnknownAgent(agent, list(self.settings.agents))

@@ -29,6 +29,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if not item.get_closest_marker("bench")]
 
 
+@pytest.fixture(autouse=True)
+def demo_agent_by_default(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A launch that names no agent uses the scripted ``echo`` ($DELEGATE_AGENT), so no test
+    reaches a real CLI on PATH by accident; tests marked ``real_default_agent`` see the
+    default a person gets."""
+    if request.node.get_closest_marker("real_default_agent") is None:
+        monkeypatch.setenv("DELEGATE_AGENT", "echo")
+    else:
+        monkeypatch.delenv("DELEGATE_AGENT", raising=False)
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     """A data folder with the test agents configured (``slow``, ``flaky``)."""

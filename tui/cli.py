@@ -349,21 +349,39 @@ async def cmd_history(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
 
 
 async def cmd_agents(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.errors import NoAgentInstalled
+    from core.runners.default_agent import cli_installed, default_agent
+
+    try:
+        default = default_agent(orch.settings)
+    except NoAgentInstalled:
+        default = None
     agents = {
         name: {
             "runner": a.runner,
             "context_limit": a.context_limit,
             "description": redact(a.description),
-            "default": name == orch.settings.default_agent,
+            "installed": cli_installed(a, name, os.environ),
+            "default": default is not None and name == default.agent_id,
         }
         for name, a in sorted(orch.settings.agents.items())
     }
+    if default is not None and default.agent_id in agents:
+        agents[default.agent_id]["default_because"] = default.reason()
     if args.json:
         _print_json(agents)
         return EXIT_OK
     from tui import render
 
-    render.agents_listing(render.make_console(), agents)
+    console = render.make_console()
+    render.agents_listing(console, agents)
+    if default is None:
+        _print_safe(
+            "default: none: no agent CLI is installed; install Claude Code or Codex, "
+            "or name an agent with --agent"
+        )
+    else:
+        _print_safe(f"default: {default.agent_id} ({default.reason()})")
     return EXIT_OK
 
 

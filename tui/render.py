@@ -205,8 +205,10 @@ def agents_listing(console: Console, agents: Mapping[str, Mapping[str, object]])
     """The configured agents, the default starred; descriptions are config values (redacted)."""
     for name, a in agents.items():
         star = "*" if a["default"] else " "
+        missing = "" if a.get("installed", True) else "  (not installed)"
         line = (
             f"{star} {name:<12} {a['runner']!s:<10} {a['context_limit']!s:>8}  {a['description']}"
+            f"{missing}"
         )
         console.print(Text(shown(line)), soft_wrap=True)
 

@@ -15,6 +15,8 @@ from tui.modals.new_delegate import NewDelegate
 
 STAND_IN = f"#!{sys.executable}\nprint('stand-in')\n"
 
+pytestmark = pytest.mark.real_default_agent
+
 
 @pytest.fixture
 def only_claude_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

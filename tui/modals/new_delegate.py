@@ -25,8 +25,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static, TextArea
 
 from core.config import Settings
-from core.errors import DelegateError, RunnerUnavailable
-from core.runners.subprocess import resolve_binary
+from core.errors import DelegateError, NoAgentInstalled
+from core.runners.default_agent import CLI_NAMES, cli_installed, default_agent
 from tui.capsule_panel import (
     CAPSULE_FILE,
     LATEST_CAPSULE,
@@ -35,9 +35,6 @@ from tui.capsule_panel import (
     launch_capsule,
 )
 from tui.safe_text import visible
-
-# The CLI each real runner starts when no binary is configured.
-_CLI_NAMES = {"claude_code": "claude", "codex": "codex"}
 
 
 @dataclass(frozen=True)
@@ -70,27 +67,24 @@ def agent_choices(settings: Settings, env: Mapping[str, str] | None = None) -> l
                 AgentChoice(name, f"{name} · demo agent (scripted replies){about}", False, True)
             )
             continue
-        cli = _CLI_NAMES.get(config.runner)
-        if cli is not None:
-            binary = config.binary or cli
-            try:
-                resolve_binary(binary, {**env, **config.env}, f"agents.{name}.binary")
-            except RunnerUnavailable:
-                missing.append(
-                    AgentChoice(name, f"{name} · {binary} not found on PATH", True, False)
-                )
-                continue
+        if not cli_installed(config, name, env):
+            binary = config.binary or CLI_NAMES[config.runner]
+            missing.append(AgentChoice(name, f"{name} · {binary} not found on PATH", True, False))
+            continue
         ready.append(AgentChoice(name, f"{name}{about}", True, True))
     return ready + demo + missing
 
 
 def default_choice(settings: Settings, choices: list[AgentChoice]) -> str:
-    """The config's default agent when it names one, else the first real agent found here."""
-    if "default_agent" not in settings.model_fields_set:
-        for choice in choices:
-            if choice.real and choice.available:
-                return choice.agent_id
-    return settings.default_agent
+    """The agent a launch without one would use (core's rule), else the first real one here."""
+    try:
+        chosen: str | None = default_agent(settings).agent_id
+    except NoAgentInstalled:
+        chosen = None
+    if any(c.agent_id == chosen for c in choices):
+        return str(chosen)
+    available = [c.agent_id for c in choices if c.real and c.available]
+    return available[0] if available else choices[0].agent_id
 
 
 class NewDelegate(ModalScreen[LaunchRequest | None]):
