@@ -1405,7 +1405,14 @@ class AgentOrchestrator:
             mode=mode,
         )
         request = RunRequest(
-            run_id, conversation_id, agent_id, prompt, cwd, turn=1, system_prompt=system_prompt
+            run_id,
+            conversation_id,
+            agent_id,
+            prompt,
+            cwd,
+            turn=1,
+            system_prompt=system_prompt,
+            writable_dirs=(role.paths.session_dir,) if role is not None else (),
         )
         return request, started
 

@@ -30,6 +30,9 @@ class RunRequest:
     # A sub-agent's share of its parent (system and context), for runners that take
     # it as a system prompt: real CLIs, at launch (their session keeps it after).
     system_prompt: str = ""
+    # Folders the agent must be able to write into even where its CLI would ask a
+    # person first: a role's artifacts folder, where its hand-off file goes.
+    writable_dirs: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,9 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from core import ids
@@ -198,6 +199,25 @@ class ClaudeStreamParser:
         return RunCompleted(run_usage, context_tokens=context or None, stderr=stderr)
 
 
+# Characters a permission rule would read as a pattern or a separator, not a path.
+_RULE_METACHARACTERS = frozenset("*?[]{}()\\!, \t\n\r")
+
+
+def writable_rules(folders: Sequence[Path]) -> list[str]:
+    """``--allowedTools=Edit(//ABS/**)`` per folder: file writes there need nobody's yes.
+
+    ``claude -p`` has no one to ask, so a write it would ask about is refused. A
+    rule names one folder by its absolute path (``//`` starts one); a folder whose
+    path holds pattern characters would widen the rule, so it gets none.
+    """
+    rules = []
+    for folder in folders:
+        text = str(folder.resolve())
+        if _RULE_METACHARACTERS.isdisjoint(text):
+            rules.append(f"--allowedTools=Edit(//{text.lstrip('/')}/**)")
+    return rules
+
+
 @dataclass(frozen=True, slots=True)
 class ClaudeCodeRunner:
     """Runs ``claude -p`` as a child process and streams its events."""
@@ -239,6 +259,7 @@ class ClaudeCodeRunner:
             "--verbose",
             f"{which}={session}",
             *shared,
+            *writable_rules(request.writable_dirs),
             *self.args,
             "--",  # a prompt starting with "-" is still the prompt
             request.prompt,

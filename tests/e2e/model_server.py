@@ -5,11 +5,14 @@
 - OpenAI Chat Completions (``POST /v1/chat/completions``, SSE) for ``openai_compat``.
 
 Replies are deterministic: ``"pong <n>"`` where ``n`` counts the conversation's messages
-the request carried, so a test can see the history grow. A prompt containing ``HANG``
-makes the server hold the reply until :meth:`ModelServer.stop` (cancellation tests).
+the request carried, so a test can see the history grow. A prompt containing the word
+``HANG`` makes the server hold the reply until :meth:`ModelServer.stop` (cancellation tests).
 Two knobs for the context tests: ``context_tokens`` makes every Anthropic and
 Responses reply report that many input tokens (a nearly full window), and ``reply_when(key, text)``
 answers ``text`` when the conversation's last user message contains ``key``.
+``tool_when(key, call, then)`` makes the Anthropic reply a tool call instead (the model
+asks Claude Code to run one of its tools, e.g. ``Write``), and answers ``then`` once the
+CLI sends the tool's result back; ``tool_results`` keeps those results.
 
 A first path segment picks a misbehaviour for Chat Completions (``base_url =
 f"{server.url}/cut/v1"``): ``cut`` closes the connection mid-stream, before
@@ -23,8 +26,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -41,6 +46,14 @@ class Recorded:
     body: Any
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call the model makes: the tool's name and its input."""
+
+    name: str
+    input: dict[str, Any]
+
+
 @dataclass
 class ModelServer:
     """Serves on 127.0.0.1 in a background thread; ``requests`` keeps every request seen."""
@@ -48,6 +61,9 @@ class ModelServer:
     requests: list[Recorded] = field(default_factory=list)
     context_tokens: int | None = None  # reported as the input tokens when set
     replies: list[tuple[str, str]] = field(default_factory=list)
+    tools: list[tuple[str, Callable[[str], ToolCall], str]] = field(default_factory=list)
+    tool_results: list[dict[str, Any]] = field(default_factory=list)
+    _calls: dict[str, str] = field(default_factory=dict)  # tool_use id -> the reply after it
     _stop: threading.Event = field(default_factory=threading.Event)
     _httpd: ThreadingHTTPServer | None = None
 
@@ -77,6 +93,11 @@ class ModelServer:
     def reply_when(self, key: str, text: str) -> None:
         """Answer ``text`` to a request whose last user message contains ``key``."""
         self.replies.append((key, text))
+
+    def tool_when(self, key: str, call: Callable[[str], ToolCall], then: str) -> None:
+        """Answer a tool call built from the last user message when it contains ``key``;
+        answer ``then`` when the CLI sends that call's result back."""
+        self.tools.append((key, call, then))
 
     def model_calls(self, path: str) -> list[Recorded]:
         """Streaming model requests to ``path`` (probes and side requests left out)."""
@@ -114,6 +135,9 @@ def last_user_text(body: dict[str, Any]) -> str:
 def _text_of(body: dict[str, Any]) -> str:
     return json.dumps(body.get("messages") or body.get("input") or [])
 
+
+# The word alone: a status such as CHANGES_REQUESTED must not hold a reply.
+HANG = re.compile(r"\bHANG\b")
 
 MISBEHAVIOURS = frozenset({"cut", "chunkcut", "stall", "redirect", "gzip"})
 
@@ -196,7 +220,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"input_tokens": INPUT_TOKENS_PER_MESSAGE})
             return
         n = conversation_length(path, body)
-        if "HANG" in _text_of(body):
+        if HANG.search(_text_of(body)):
             self.owner._stop.wait(120)
             return
         reply = f"pong {n}"
@@ -204,10 +228,15 @@ class _Handler(BaseHTTPRequestHandler):
         for key, text in self.owner.replies:
             if key in last:
                 reply = text
+        tool: tuple[str, ToolCall] | None = None
+        if path == "/v1/messages":
+            reply, tool = self._tool_turn(body, last, reply)
         input_tokens = INPUT_TOKENS_PER_MESSAGE * n
         if self.owner.context_tokens is not None and path != "/v1/chat/completions":
             input_tokens = self.owner.context_tokens
-        if path == "/v1/messages":
+        if path == "/v1/messages" and tool is not None:
+            self._anthropic_tool_use(body, *tool, input_tokens)
+        elif path == "/v1/messages":
             self._anthropic(body, reply, input_tokens)
         elif path == "/v1/responses":
             self._responses(body, reply, input_tokens)
@@ -217,6 +246,67 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({})
 
     # --- Anthropic Messages ---------------------------------------------
+
+    def _tool_turn(
+        self, body: dict[str, Any], last: str, reply: str
+    ) -> tuple[str, tuple[str, ToolCall] | None]:
+        """(the text reply, or the tool call to make instead) for this request."""
+        messages = body.get("messages") or []
+        content = messages[-1].get("content") if messages else None
+        results = [
+            block
+            for block in (content if isinstance(content, list) else [])
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
+        for result in results:
+            then = self.owner._calls.get(str(result.get("tool_use_id")))
+            if then is not None:
+                self.owner.tool_results.append(result)
+                return then, None
+        if results:
+            return reply, None
+        for key, make_call, then in self.owner.tools:
+            if key in last:
+                call_id = f"toolu_{uuid.uuid4().hex[:24]}"
+                self.owner._calls[call_id] = then
+                return reply, (call_id, make_call(last))
+        return reply, None
+
+    def _anthropic_tool_use(
+        self, body: dict[str, Any], call_id: str, call: ToolCall, input_tokens: int
+    ) -> None:
+        """One streamed reply whose only content is a ``tool_use`` block."""
+        self._sse_start()
+        message = {
+            "id": f"msg_{uuid.uuid4().hex[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "claude-test"),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+        }
+        self._event("message_start", {"type": "message_start", "message": message})
+        block = {"type": "tool_use", "id": call_id, "name": call.name, "input": {}}
+        self._event(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        )
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(call.input)}
+        self._event(
+            "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+        )
+        self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        self._event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                "usage": {"output_tokens": OUTPUT_TOKENS},
+            },
+        )
+        self._event("message_stop", {"type": "message_stop"})
 
     def _anthropic(self, body: dict[str, Any], reply: str, input_tokens: int) -> None:
         msg_id = f"msg_{uuid.uuid4().hex[:24]}"
