@@ -1790,7 +1790,7 @@ class AgentOrchestrator:
         """Adopt the conversation id the agent chose (a Codex thread id)."""
         try:
             await self.store.sessions.rekey(request.conversation_id, new_id)
-        except Exception:  # e.g. an import already holds that id: keep ours
+        except Exception:  # e.g. a session of delegate's own holds that id: keep ours
             log.exception("cannot re-key %s to %s", request.conversation_id, new_id)
             return request
         handle.conversation_id = new_id
