@@ -324,6 +324,9 @@ class SessionsRepository:
         process read the file while the launch ran) gives way: it only mirrors
         that file, which the next import reads again into this session.
         """
+        if old_id == new_id:
+            await self.get(old_id)  # nothing moves; an unknown id is still refused
+            return
         async with self._db.transaction() as db:
             await db.execute("PRAGMA defer_foreign_keys = ON")
             await _give_way(db, new_id)

@@ -157,3 +157,24 @@ async def test_a_transcript_imported_before_the_rekey_is_merged_not_duplicated(
     await orch.import_sources(tmp_path / "no-claude", tmp_path / "codex", workers=0)
     assert (await orch.get_session(THREAD)).metrics.bytes == rollout.stat().st_size
     assert len((await orch.list_sessions(10)).sessions) == 1
+
+
+async def test_a_rekey_to_the_same_id_changes_nothing(orch: AgentOrchestrator) -> None:
+    await orch.store.bulk.insert([finished(MINTED, BASE_US)])
+    await orch.store.sessions.rekey(MINTED, MINTED)
+    assert await orch.resolve_id(MINTED) == MINTED
+    count = await orch.store.db.fetch_one("SELECT count(*) FROM session_aliases")
+    assert count is not None
+    assert count[0] == 0
+    with pytest.raises(UnknownConversation):
+        await orch.store.sessions.rekey("nope", "nope")
+
+
+async def test_a_session_of_delegate_s_own_holding_the_new_id_is_never_dropped(
+    orch: AgentOrchestrator,
+) -> None:
+    await orch.store.bulk.insert([finished(MINTED, BASE_US), finished(THREAD, BASE_US + 1)])
+    with pytest.raises(Exception, match="UNIQUE"):
+        await orch.store.sessions.rekey(MINTED, THREAD)
+    assert await orch.resolve_id(MINTED) == MINTED
+    assert await orch.resolve_id(THREAD) == THREAD
