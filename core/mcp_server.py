@@ -55,13 +55,15 @@ starting over. The flow:
 session (a fresh run_id each call, same conversation), or delegate_agent \
 {"prompt": ...} to launch a new delegate.
 4. delegate_sessions {"operation": "dismiss", "conversation_id": ...} when you are done \
-with a session.
+with a session; {"operation": "stop", "conversation_id": ...} stops a run that should not \
+go on.
 Errors come back as {"status": "error", "error": {"code", "message"}}; agent_busy means \
 the delegate is still running: wait and retry.\
 """
 
 SESSIONS_DESCRIPTION = """\
-Discover, search, preview, dismiss (archive), restore, rename and purge delegate sessions.
+Discover, search, preview, dismiss (archive), restore, rename and purge delegate \
+sessions; stop a run.
 - {"operation": "list", "limit"?: 1..100, "cursor"?, "archived"?, "sort"?} -> \
 {"sessions": [...], "next_cursor"}: newest last_interacted_at first (default 3 per \
 page; "sort": "created" for newest created first; "archived": true lists the archive). \
@@ -83,8 +85,14 @@ out of the reusable pool into the archive once you are done with it (kept; resto
 characters; null clears).
 - {"operation": "purge", "conversation_id", "force"?}: free what is stored for an \
 archived session (force: one still in the pool); it never comes back from an import.
+- {"operation": "stop", "conversation_id"} or {"operation": "stop", "run_id"} -> \
+{"status": "ok", "run_id", "conversation_id", "how"}: stop the session's run in flight \
+(or that run), whichever process drives it (another delegate run, a detached worker, a \
+panel); how: cancelled, stopped, signalled, requested (its owner stops it on its next \
+heartbeat) or interrupted (its owner was gone).
 Errors: invalid_request (the message names the field), invalid_cursor, \
-unknown_conversation, dismiss_refused, has_dependants (purge: other sessions depend on it; \
+unknown_conversation, unknown_run, not_running (stop: nothing in flight), \
+dismiss_refused, has_dependants (purge: other sessions depend on it; \
 error.dependants lists them; force purges anyway)."""
 
 AGENT_DESCRIPTION = """\
@@ -130,7 +138,7 @@ def tool_definitions() -> list[types.Tool]:
             description=SESSIONS_DESCRIPTION,
             input_schema=SessionsRequest.model_json_schema(),
             annotations=types.ToolAnnotations(
-                title="Delegate sessions: list, messages, dismiss",
+                title="Delegate sessions: list, messages, dismiss, stop",
                 read_only_hint=False,
                 destructive_hint=True,
                 idempotent_hint=False,

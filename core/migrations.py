@@ -584,6 +584,16 @@ CREATE INDEX source_files_problems ON source_files (path)
     16: """
 ALTER TABLE sessions ADD COLUMN counting INTEGER NOT NULL DEFAULT 0;
 """,
+    # An id delegate printed names its session for life (issue 26): the ids a session
+    # had before its agent re-keyed it (Codex names its own threads), each pointing at
+    # the session's id now; they go with the session.
+    17: """
+CREATE TABLE session_aliases (
+    alias            TEXT PRIMARY KEY,
+    conversation_id  TEXT NOT NULL REFERENCES sessions (conversation_id) ON DELETE CASCADE
+);
+CREATE INDEX session_aliases_by_session ON session_aliases (conversation_id);
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -429,18 +429,24 @@ _ON_ONE_SESSION = ("messages", "dismiss", "restore", "rename", "purge", "context
 
 
 class SessionsRequest(Strict):
-    """``delegate_sessions``: list, search, page messages, archive, restore, rename, purge."""
+    """``delegate_sessions``: list, search, page messages, archive, restore, rename, purge,
+    report context, stop a run."""
 
     operation: Literal[
-        "list", "messages", "dismiss", "search", "restore", "rename", "purge", "context"
+        "list", "messages", "dismiss", "search", "restore", "rename", "purge", "context", "stop"
     ] = Field(
         description="list sessions, page a session's messages, search, dismiss (archive),"
-        " restore from the archive, rename, purge an archived session, or report a"
-        " session's context (figures, window, thresholds, chain)"
+        " restore from the archive, rename, purge an archived session, report a"
+        " session's context (figures, window, thresholds, chain), or stop a run in flight"
+        " (whichever process drives it)"
     )
     conversation_id: NonEmptyText | None = Field(
         default=None,
-        description="required for messages, dismiss, restore, rename, purge and context",
+        description="required for messages, dismiss, restore, rename, purge and context;"
+        " stop: the session whose run to stop (or run_id)",
+    )
+    run_id: NonEmptyText | None = Field(
+        default=None, description="stop: the run to stop (or its session's conversation_id)"
     )
     name: str | None = Field(
         default=None, description="rename: the new name (one line, 200 characters); null clears"
@@ -466,8 +472,14 @@ class SessionsRequest(Strict):
         op = self.operation
         if op in _ON_ONE_SESSION and self.conversation_id is None:
             raise ValueError(f"conversation_id is required for operation {op!r}")
-        if op in _ON_ONE_SESSION[1:] and (self.cursor is not None or self.limit is not None):
+        if op in (*_ON_ONE_SESSION[1:], "stop") and (
+            self.cursor is not None or self.limit is not None
+        ):
             raise ValueError(f"cursor and limit do not apply to operation {op!r}")
+        if op == "stop" and (self.conversation_id is None) == (self.run_id is None):
+            raise ValueError("operation 'stop' takes one of conversation_id or run_id")
+        if op != "stop" and self.run_id is not None:
+            raise ValueError("run_id applies to operation 'stop' only")
         if op != "rename" and self.name is not None:
             raise ValueError("name applies to operation 'rename' only")
         if op != "purge" and self.force:
@@ -548,6 +560,17 @@ class AgentRequest(Strict):
             " status, an invalid return or the step limit; one display line per step"
         ),
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_a_session_operation(cls, data: Any) -> Any:
+        # Lifecycle operations live in delegate_sessions (seed 001): say where to go.
+        if isinstance(data, dict) and ("operation" in data or "stop" in data):
+            raise ValueError(
+                "delegate_agent only launches or follows up; to stop a run call"
+                ' delegate_sessions {"operation": "stop", "conversation_id": ...} (or "run_id")'
+            )
+        return data
 
     @model_validator(mode="after")
     def _check_shape(self) -> Self:

@@ -730,15 +730,18 @@ class AgentOrchestrator:
 
         An exact id wins; otherwise a prefix of at least ``MIN_ID_PREFIX``
         characters that matches one session. Several matches are ``ambiguous_id``
-        listing them; none is ``unknown_conversation``.
+        listing them; none is ``unknown_conversation``. An id a session had before
+        its agent re-keyed it (the id a Codex launch printed) names it too.
         """
         if not isinstance(id_or_prefix, str) or not _storable(id_or_prefix):
             raise UnknownConversation(_printable(id_or_prefix))
-        if await self.store.sessions.exists(id_or_prefix):
-            return id_or_prefix
-        found = []
+        current = await self.store.sessions.current_id(id_or_prefix)
+        if current is not None:
+            return current
+        found: list[str] = []
         if len(id_or_prefix) >= MIN_ID_PREFIX:
-            found = await self.store.sessions.ids_with_prefix(id_or_prefix, AMBIGUOUS_SHOWN + 1)
+            keys = await self.store.sessions.keys_with_prefix(id_or_prefix, SHORT_ID_SCAN)
+            found = list(dict.fromkeys(cid for _, cid in keys))[: AMBIGUOUS_SHOWN + 1]
         if not found:
             raise UnknownConversation(id_or_prefix)
         if len(found) > 1:
@@ -757,9 +760,10 @@ class AgentOrchestrator:
             if cid in shortest or not _storable(cid):
                 continue
             length = min(len(cid), SHORT_ID_CHARS)
-            neighbours = await self.store.sessions.ids_with_prefix(cid[:length], SHORT_ID_SCAN)
-            for other in neighbours:
-                if other != cid:
+            # Old ids count: a prefix printed here must not name another session too.
+            neighbours = await self.store.sessions.keys_with_prefix(cid[:length], SHORT_ID_SCAN)
+            for other, owner in neighbours:
+                if owner != cid:
                     common = next(
                         (i for i, (a, b) in enumerate(zip(cid, other, strict=False)) if a != b),
                         min(len(cid), len(other)),
@@ -1794,7 +1798,7 @@ class AgentOrchestrator:
         """Adopt the conversation id the agent chose (a Codex thread id)."""
         try:
             await self.store.sessions.rekey(request.conversation_id, new_id)
-        except Exception:  # e.g. an import already holds that id: keep ours
+        except Exception:  # e.g. a session of delegate's own holds that id: keep ours
             log.exception("cannot re-key %s to %s", request.conversation_id, new_id)
             return request
         handle.conversation_id = new_id

@@ -43,7 +43,8 @@ def parse_request(raw: RawRequest) -> dict[str, Any]:
 
 
 async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, Any]:
-    """List or search sessions, page one's messages, archive, restore, rename or purge one.
+    """List or search sessions, page one's messages, archive, restore, rename or purge one,
+    report its context, or stop its run.
 
     ``list`` answers every session (sub-agents too, each with its ``parent_id``)
     of the reusable pool, or of the archive with ``archived``.
@@ -63,6 +64,8 @@ async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[st
                 scope=SessionScope(top_level=False),  # what the list covers
             )
             return found.model_dump(mode="json")
+        if request.operation == "stop":
+            return await stop_run(orch, request)
         assert request.conversation_id is not None
         if request.operation == "messages":
             messages = await orch.recent_messages(
@@ -85,6 +88,28 @@ async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[st
         return {"status": "ok"}
     except DelegateError as exc:
         return exc.to_payload()
+
+
+async def stop_run(orch: AgentOrchestrator, request: SessionsRequest) -> dict[str, Any]:
+    """Stop a run in flight, whichever process drives it (as ``delegate runs stop``).
+
+    Named by ``run_id`` (``unknown_run``) or its session's ``conversation_id``
+    (``unknown_conversation``); ``not_running`` when nothing is in flight. The answer
+    says how it ended: ``cancelled``, ``stopped``, ``signalled``, ``requested`` or
+    ``interrupted`` (see docs/runs.md).
+    """
+    if request.run_id is not None:
+        target = (await orch.get_run(request.run_id)).run_id
+    else:
+        assert request.conversation_id is not None
+        target = await orch.resolve_id(request.conversation_id)
+    outcome = await orch.stop_run(target)
+    return {
+        "status": "ok",
+        "run_id": outcome.run_id,
+        "conversation_id": outcome.conversation_id,
+        "how": outcome.how,
+    }
 
 
 async def _launch(

@@ -135,6 +135,7 @@ async def test_lists_the_two_tools_with_the_model_schemas(data: Path) -> None:
         "force",
         "archived",
         "sort",
+        "run_id",
     }
     assert sessions.input_schema["required"] == ["operation"]
     assert sessions.input_schema["additionalProperties"] is False

@@ -1,4 +1,5 @@
-"""Sessions: reading the reusable pool (pages, filter, counts) and re-keying one.
+"""Sessions: reading the reusable pool (pages, filter, counts), re-keying one, and the
+ids it had before (its aliases), which keep naming it.
 
 Listing is keyset pagination on ``(last_interacted_at DESC, conversation_id
 DESC)`` with a matching index; no OFFSET anywhere. Writes that start or end a
@@ -53,6 +54,20 @@ SQL_COUNT_BY_STATE = "SELECT state, sessions, bytes FROM session_counts WHERE se
 SQL_IDS_WITH_PREFIX = (
     "SELECT conversation_id FROM sessions WHERE conversation_id >= ? AND conversation_id < ?"
     " ORDER BY conversation_id LIMIT ?"
+)
+# The session an id names: its own id first, else an id it had before a re-key.
+SQL_CURRENT_ID = (
+    "SELECT conversation_id, 0 AS rank FROM sessions WHERE conversation_id = ?1"
+    " UNION ALL SELECT conversation_id, 1 AS rank FROM session_aliases WHERE alias = ?1"
+    " ORDER BY rank LIMIT 1"
+)
+# Ids and old ids starting with a prefix, each with the id of its session now:
+# ranges on both primary keys.
+SQL_KEYS_WITH_PREFIX = (
+    "SELECT conversation_id AS key, conversation_id FROM sessions"
+    " WHERE conversation_id >= ?1 AND conversation_id < ?2"
+    " UNION ALL SELECT alias AS key, conversation_id FROM session_aliases"
+    " WHERE alias >= ?1 AND alias < ?2 ORDER BY key LIMIT ?3"
 )
 
 # A hand-off chain longer than this is cut (a loop in stored links never hangs a reader).
@@ -202,15 +217,28 @@ class SessionsRepository:
         """
         if not prefix or limit <= 0:
             return []
-        last = ord(prefix[-1])
-        if last >= 0x10FFFF:
-            upper = prefix + "\U0010ffff"  # nothing sorts after it but longer ids: filtered
-        else:
-            # UTF-8 keeps code point order, so this is the first string past the prefix.
-            upper = prefix[:-1] + chr(last + 1 if last != 0xD7FF else 0xE000)
-        rows = await self._db.fetch_all(SQL_IDS_WITH_PREFIX, (prefix, upper, limit))
+        rows = await self._db.fetch_all(SQL_IDS_WITH_PREFIX, (prefix, _past(prefix), limit))
         ids = [str(r["conversation_id"]) for r in rows]
         return [i for i in ids if i.startswith(prefix)]
+
+    async def current_id(self, conversation_id: str) -> str | None:
+        """The id of the session ``conversation_id`` names now, or None when it names none.
+
+        A session's own id names it; so does every id it had before its agent
+        re-keyed it (:meth:`rekey`), for as long as the session is stored. This
+        and :meth:`keys_with_prefix` are where an id someone holds is resolved.
+        """
+        row = await self._db.fetch_one(SQL_CURRENT_ID, (conversation_id,))
+        return None if row is None else str(row["conversation_id"])
+
+    async def keys_with_prefix(self, prefix: str, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` ids and old ids starting with ``prefix``, in order, each as
+        ``(key, id of its session now)``: a key that is a session's own id maps to itself."""
+        if not prefix or limit <= 0:
+            return []
+        rows = await self._db.fetch_all(SQL_KEYS_WITH_PREFIX, (prefix, _past(prefix), limit))
+        found = [(str(r["key"]), str(r["conversation_id"])) for r in rows]
+        return [(key, cid) for key, cid in found if key.startswith(prefix)]
 
     async def link_continuation(self, old_id: str, new_id: str) -> None:
         """Record that ``old_id``'s work continues in ``new_id`` (a hand-off chain link).
@@ -285,13 +313,23 @@ class SessionsRepository:
         """Give a session the id its agent chose (Codex names its own threads).
 
         Sessions, messages, runs, context samples and crossings, checkpoints, the
-        documents it wrote or read, the chain links naming it and history move
-        together in one transaction.
+        documents it wrote or read, the chain links and sub-agents naming it,
+        compact returns and history move together in one transaction.
         The foreign keys have no ON UPDATE CASCADE, so their checks are deferred
         to the commit, by when every row points at the new id.
+
+        ``old_id`` (and any id the session had before) stays an alias of the
+        session: an id delegate printed names it for the session's life. A
+        session an import already made of ``new_id``'s transcript (another
+        process read the file while the launch ran) gives way: it only mirrors
+        that file, which the next import reads again into this session.
         """
+        if old_id == new_id:
+            await self.get(old_id)  # nothing moves; an unknown id is still refused
+            return
         async with self._db.transaction() as db:
             await db.execute("PRAGMA defer_foreign_keys = ON")
+            await _give_way(db, new_id)
             cur = await db.execute(
                 "UPDATE sessions SET conversation_id = ? WHERE conversation_id = ?",
                 (new_id, old_id),
@@ -312,16 +350,58 @@ class SessionsRepository:
                 "UPDATE documents SET source_session = ? WHERE source_session = ?",
                 (new_id, old_id),
             )
-            for link in ("continued_from", "continued_in", "forked_from"):
+            for link in ("continued_from", "continued_in", "forked_from", "parent_id"):
                 # Links name sessions by id: they follow the session to its new one.
                 await db.execute(
                     f"UPDATE sessions SET {link} = ? WHERE {link} = ?", (new_id, old_id)
                 )
             await db.execute(
+                "UPDATE return_steps SET conversation_id = ? WHERE conversation_id = ?",
+                (new_id, old_id),
+            )
+            await db.execute(
+                "UPDATE session_aliases SET conversation_id = ? WHERE conversation_id = ?",
+                (new_id, old_id),
+            )
+            await db.execute("DELETE FROM session_aliases WHERE alias = ?", (new_id,))
+            await db.execute(
+                "INSERT OR REPLACE INTO session_aliases (alias, conversation_id) VALUES (?, ?)",
+                (old_id, new_id),
+            )
+            await db.execute(
                 "UPDATE history SET conversation_id = ?,"
                 " payload = json_set(payload, '$.conversation_id', ?) WHERE conversation_id = ?",
                 (new_id, new_id, old_id),
             )
+
+
+def _past(prefix: str) -> str:
+    """The first string past every string starting with ``prefix`` (a range's end)."""
+    last = ord(prefix[-1])
+    if last >= 0x10FFFF:
+        return prefix + "\U0010ffff"  # nothing sorts after it but longer ids: filtered
+    # UTF-8 keeps code point order, so this is the first string past the prefix.
+    return prefix[:-1] + chr(last + 1 if last != 0xD7FF else 0xE000)
+
+
+async def _give_way(db: aiosqlite.Connection, new_id: str) -> None:
+    """Remove an imported session holding ``new_id`` so a re-key can take the id.
+
+    Only a session that mirrors a transcript does: imported (not delegate's own),
+    never run by delegate, not busy. Its index rows go too, so the next import
+    reads the transcript whole into the session that takes the id. Anything else
+    holding the id is left alone (the re-key then fails on the key).
+    """
+    rows = await db.execute_fetchall(
+        "SELECT 1 FROM sessions WHERE conversation_id = ? AND source != 'delegate'"
+        " AND state NOT IN ('running', 'pending')"
+        " AND NOT EXISTS (SELECT 1 FROM runs WHERE conversation_id = ?)",
+        (new_id, new_id),
+    )
+    if not list(rows):
+        return
+    await db.execute("DELETE FROM source_files WHERE conversation_id = ?", (new_id,))
+    await db.execute("DELETE FROM sessions WHERE conversation_id = ?", (new_id,))
 
 
 def _page(

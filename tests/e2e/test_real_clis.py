@@ -17,7 +17,6 @@ import pytest
 from agent_clis import CODEX_MODEL, Agents, find_cli
 from model_server import INPUT_TOKENS_PER_MESSAGE, OUTPUT_TOKENS, conversation_length
 
-from core.errors import UnknownConversation
 from core.models import RunStatus, Session, SessionState
 from core.orchestrator import RunHandle
 
@@ -141,8 +140,8 @@ async def test_codex_launch_rekeys_follow_up_resumes_and_meter(agents: Agents) -
     [rollout] = list((agents.codex_home / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
     meta = json.loads(rollout.read_text().splitlines()[0])
     assert meta["payload"]["id"] == thread_id
-    with pytest.raises(UnknownConversation):
-        await agents.orch.get_session(minted)
+    # The id delegate minted (and printed) still names the session.
+    assert (await agents.orch.get_session(minted)).conversation_id == thread_id
     history = await agents.orch.history(10)
     assert {e.conversation_id for e in history} == {thread_id}
 
