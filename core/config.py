@@ -192,7 +192,7 @@ class Settings(BaseModel):
     )
     agents: dict[str, AgentConfig] = Field(default_factory=builtin_agents)
     keymap: dict[str, str] = Field(
-        default_factory=dict, description="binding id -> keys, e.g. picker.dismiss = 'k'"
+        default_factory=dict, description="binding id -> keys, e.g. picker.archive = 'alt+a'"
     )
     preview_messages: int = Field(default=6, ge=1, le=100, description="messages per preview page")
     run_grace_seconds: float = Field(

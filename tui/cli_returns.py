@@ -283,6 +283,7 @@ def _judged(text: str, agent: str | None, max_tokens: int) -> tuple[AgentRole, P
 
 
 async def cmd_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.returns.display import missing_handoff
     from core.returns.paths import check_artifact_id
     from core.returns.registry import group_steps
 
@@ -327,6 +328,8 @@ async def cmd_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
             if step.handoff_path:
                 known = "" if step.document_id else " (not registered)"
                 _print_safe(f"     hand-off: {step.handoff_path}{known}")
+            elif not step.rule:  # an invalid return's rule says why it has none
+                _print_safe(f"     {missing_handoff(step)}")
     return EXIT_OK
 
 

@@ -167,24 +167,16 @@ def session_detail(
 def history_table(
     console: Console, events: Sequence[HistoryEvent], now: datetime, ids: Mapping[str, str]
 ) -> None:
+    from tui.history_detail import detail
+
     rows = []
     for e in events:
-        detail = (
-            getattr(e, "prompt", "")
-            or getattr(e, "title", "")
-            or getattr(e, "error", "")
-            or getattr(e, "reason", "")
-        )
-        detail = detail or ""
-        status = getattr(e, "status", None)
-        if status is not None:
-            detail = f"{status.value} · {getattr(e, 'duration_s', 0) or 0:.1f}s · {detail}"
-        first = shown(detail.strip()).split("\n", 1)[0]
+        first = shown(detail(e).strip()).split("\n", 1)[0]
         rows.append(
             (
                 fmt.ago(e.at, now),
                 e.kind.replace("_", " "),
-                shown(getattr(e, "agent_id", "") or ""),
+                shown(e.agent_id),
                 e.conversation_id,
                 first,
             )
@@ -193,11 +185,18 @@ def history_table(
         header = "\t".join(("when", "event", "agent", "conversation", "detail"))
         _write(console, [header, *("\t".join(_cell(c) for c in row) for row in rows)])
         return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("when", "event", "agent", "conversation", "detail"):
-        table.add_column(column, no_wrap=True, overflow="ellipsis")
-    for when, kind, agent, cid, first in rows:
-        table.add_row(when, kind, agent, _label(ids, cid), Text(first))
+    shown_rows = [
+        (when, kind, agent, _label(ids, cid), first) for when, kind, agent, cid, first in rows
+    ]
+    table = Table(box=None, header_style="bold", pad_edge=False, expand=True)
+    for at, column in enumerate(("when", "event", "agent", "conversation")):
+        # The short columns keep their width (an agent's name up to a bound): the detail
+        # gives way, so a long detail never cuts an event's kind or its session.
+        widest = max((len(row[at]) for row in shown_rows), default=0)
+        table.add_column(column, no_wrap=True, overflow="ellipsis", min_width=min(widest, 20))
+    table.add_column("detail", no_wrap=True, overflow="ellipsis", ratio=1)
+    for when, kind, agent, cid, first in shown_rows:
+        table.add_row(when, kind, agent, cid, Text(first))
     console.print(table)
 
 

@@ -19,6 +19,7 @@ from core.events import ChainEnded
 from core.models import Session
 from core.orchestrator import AgentOrchestrator
 from core.returns.model import END, INVALID_RETURN, AgentRole, ReturnStep
+from core.returns.registry import on_disk
 from core.store.returns import ReturnSession
 
 SESSIONS_LOOKED_AT: Final = 50
@@ -69,9 +70,10 @@ async def group_chains(
     orchestrator: AgentOrchestrator, session: str, ends: dict[ChainKey, ChainEnded]
 ) -> list[GroupChain]:
     """The session's groups by id, each with its steps by ``seq`` and its chain's end
-    (one recorded before its last step belongs to an earlier run: left out)."""
+    (one recorded before its last step belongs to an earlier run: left out); a step
+    names its hand-off file only while it is there."""
     by_group: dict[str, list[ReturnStep]] = {}
-    for step in await orchestrator.store.returns.for_session(session):
+    for step in await on_disk(await orchestrator.store.returns.for_session(session)):
         by_group.setdefault(step.group_id, []).append(step)
     chains = []
     for group, steps in sorted(by_group.items()):

@@ -12,7 +12,14 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from core.returns.model import END, INVALID_RETURN, ROLE_LABELS, AgentRole, CompactReturn
+from core.returns.model import (
+    END,
+    INVALID_RETURN,
+    ROLE_LABELS,
+    AgentRole,
+    CompactReturn,
+    ReturnStep,
+)
 
 ROLE_NAMES: Final[dict[AgentRole, str]] = {
     AgentRole.DEVELOPER: "Developer",
@@ -71,6 +78,16 @@ def next_name(next_role: AgentRole | str | None) -> str:
         return ROLE_NAMES[AgentRole(next_role)]
     except ValueError:
         return one_line(str(next_role), 40)
+
+
+NO_HANDOFF: Final = "no hand-off file"
+HANDOFF_REMOVED: Final = "no hand-off file (removed since it was written)"
+
+
+def missing_handoff(step: ReturnStep) -> str:
+    """What a step whose hand-off file is not there says instead of a path: it wrote none
+    (a final step needs none), or it was registered and has been removed since."""
+    return HANDOFF_REMOVED if step.document_id is not None else NO_HANDOFF
 
 
 def display_line(

@@ -13,7 +13,10 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import Final
 
 from core.clock import to_us
@@ -105,13 +108,31 @@ async def record_return(
             run_id=run_id,
             conversation_id=conversation_id,
             document_id=document_id,
-            handoff_path=str(path),
+            # Only a file that is there (valid or not) is named: a step that wrote
+            # none (a final one needs none) names none.
+            handoff_path=str(path) if loaded is not None or await _there(path) else None,
             next_role=str(next_role) if parsed.valid and next_role is not None else None,
             rule=parsed.rule.value if parsed.rule is not None else None,
             reason=parsed.reason,
             tokens=parsed.tokens,
         )
     )
+
+
+async def _there(path: Path) -> bool:
+    """Whether anything is at ``path`` (a link is not followed)."""
+    return await asyncio.to_thread(os.path.lexists, path)
+
+
+async def on_disk(steps: Sequence[ReturnStep]) -> list[ReturnStep]:
+    """``steps`` as they stand now: a hand-off file removed since its step was recorded
+    is named no more (:func:`core.returns.display.handoff_words` says so)."""
+    named = {s.handoff_path for s in steps if s.handoff_path}
+    there = await asyncio.to_thread(lambda: {p for p in named if os.path.lexists(p)})
+    return [
+        s if s.handoff_path is None or s.handoff_path in there else replace(s, handoff_path=None)
+        for s in steps
+    ]
 
 
 async def _register(
@@ -169,7 +190,7 @@ def answer_of(step: ReturnStep) -> CompactReturn:
 async def group_steps(store: Store, session: str, group: str | None = None) -> list[ReturnStep]:
     """The session's steps (of ``group`` when given), by group then seq; raises
     :class:`ReturnGroupUnknown` when none are recorded."""
-    steps = await store.returns.for_session(session, group)
+    steps = await on_disk(await store.returns.for_session(session, group))
     if not steps:
         which = f"group {group!r} of " if group is not None else ""
         raise ReturnGroupUnknown(

@@ -157,11 +157,11 @@ async def test_enter_on_a_step_opens_its_hand_off_file_read_only(
 async def test_a_missing_file_and_an_invalid_one_say_so(
     returns_dir: Path, repo: Path, make_app: AppFactory
 ) -> None:
-    handoff_file(repo, STEPS[4]).unlink()  # AUTH's developer
     handoff_file(repo, STEPS[5]).write_text('{"from_agent": "qa_expert", "status": "NOPE"}')
     app = make_app(returns_dir)
     async with app.run_test(size=(140, 50)) as pilot:
         await open_groups(pilot, PRIMARY)
+        handoff_file(repo, STEPS[4]).unlink()  # AUTH's developer, after the view was read
         await pilot.press("enter", "enter")
         await wait_until(
             pilot,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from panel_returns_data import PRIMARY, STEPS, handoff_file, insert_return_sessions
+from return_files_data import chain_data_dir, handoff_of, run_the_chain
 from textual.pilot import Pilot
 from tui_support import AppFactory, history_cells, session_list, settle, wait_until
 
@@ -60,9 +61,12 @@ async def _groups(pilot: Pilot[None]) -> ReturnGroupsScreen:
     return screen
 
 
-async def _viewer(pilot: Pilot[None], index: int) -> None:
+async def _viewer(
+    pilot: Pilot[None], index: int, before_enter: Callable[[], object] = lambda: None
+) -> None:
     """The group view, then the viewer of ``STEPS[index]``'s hand-off file."""
     screen = await _groups(pilot)
+    before_enter()
     step = STEPS[index]
     row = next(
         r
@@ -150,11 +154,11 @@ def test_handoff_viewer(snap_compare: SnapCompare, returns_dir: Path, make_app: 
 def test_handoff_viewer_missing_file(
     snap_compare: SnapCompare, returns_dir: Path, tmp_path: Path, make_app: AppFactory
 ) -> None:
-    """SEARCH's QA file removed since: the viewer says there is none."""
-    handoff_file(tmp_path / "repo", STEPS[13]).unlink()
+    """SEARCH's QA file removed after the group view read it: the viewer says there is
+    none."""
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await _viewer(pilot, 13)
+        await _viewer(pilot, 13, before_enter=handoff_file(tmp_path / "repo", STEPS[13]).unlink)
 
     assert snap_compare(make_app(returns_dir), terminal_size=(130, 30), run_before=run_before)
 
@@ -179,3 +183,28 @@ def test_group_view_narrow(
 ) -> None:
     """Under 110 columns the sessions are listed over the groups."""
     assert snap_compare(make_app(returns_dir), terminal_size=(80, 30), run_before=_groups)
+
+
+def test_group_view_steps_without_files(
+    snap_compare: SnapCompare, tmp_path: Path, make_app: AppFactory
+) -> None:
+    """A chain delegate ran to the end: the PM's BAZINGA wrote no hand-off file, and the
+    QA's was removed since; neither names a file."""
+    data, repo = chain_data_dir(tmp_path)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _picker(pilot)
+        await run_the_chain(pilot.app.orchestrator, repo)  # type: ignore[attr-defined]
+        handoff_of(repo, "qa_expert").unlink()
+        await pilot.press("f3")
+        await wait_until(
+            pilot,
+            lambda: (
+                isinstance(pilot.app.screen, ReturnGroupsScreen)
+                and len(pilot.app.screen.query(StepRow)) == 4
+            ),
+            what="the four steps",
+        )
+        await settle(pilot)
+
+    assert snap_compare(make_app(data), terminal_size=(130, 30), run_before=run_before)

@@ -28,6 +28,7 @@ from textual.widgets.option_list import Option
 from core.clock import Clock, from_us, system_clock
 from core.events import ChainEnded, ReturnAccepted, ReturnRejected
 from core.orchestrator import AgentOrchestrator
+from core.returns.display import missing_handoff
 from core.returns.model import INVALID_RETURN, ReturnStep
 from core.store.returns import ReturnSession
 from tui import formatting as fmt
@@ -124,7 +125,7 @@ def step_text(step: ReturnStep, now: datetime) -> Text:
     if step.handoff_path:
         text.append(look.one_line(PurePath(step.handoff_path).name), "underline")
     else:
-        text.append("no hand-off file", "dim")
+        text.append(missing_handoff(step), "dim")
     text.append(
         f" · {fmt.ago(from_us(step.created_us), now)} · {fmt.tokens(step.tokens)} tokens", "dim"
     )
@@ -393,11 +394,12 @@ class ReturnGroupsScreen(ForwardsWorkerErrors, Screen[None]):
     def _step_chosen(self, event: StepRow.Chosen) -> None:
         step = event.step
         if not step.handoff_path:
-            why = (
-                "An invalid return has no hand-off file: its rule and reason are on the step."
-                if step.status == INVALID_RETURN
-                else "This step names no hand-off file."
-            )
+            if step.status == INVALID_RETURN:
+                why = "An invalid return has no hand-off file: its rule and reason are on the step."
+            elif step.document_id is not None:
+                why = "This step's hand-off file was removed since it was written."
+            else:
+                why = "This step wrote no hand-off file."
             self.notify(why, timeout=4)
             return
         title = (
