@@ -145,7 +145,7 @@ class ImportReport(_Model):
         more = len(self.unknown_types) - 1
         if more:
             text += f" and {more} more {'type' if more == 1 else 'types'}"
-        return f"{text} — see `delegate import --report`"
+        return text + SEE_REPORT
 
     @property
     def summary_line(self) -> str:
@@ -176,8 +176,11 @@ class ImportReport(_Model):
             parts.append(f"{_count(len(self.unreadable), 'file')} unreadable")
         if not parts:
             return None
-        return f"{', '.join(parts)} — see `delegate import --report`"
+        return ", ".join(parts) + SEE_REPORT
 
+
+SEE_REPORT = " — see `delegate import --report`"
+"""How a line about an import ends when ``delegate import --report`` has the details."""
 
 AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
 """How a source is named to a person."""
