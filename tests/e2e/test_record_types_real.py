@@ -2,11 +2,12 @@
 
 The real CLIs run the flows a person's sessions go through — a turn, a resume, a
 compaction (Claude Code's ``/compact``, Codex's automatic one past its token limit),
-Claude Code's ``/clear`` and a fork — against the loopback model server, in the
-test's own HOME. Every ``type`` they write (and, for Codex, the payload type of
-``event_msg`` and ``response_item`` lines) must be in ``core/sources/claude.py`` /
-``core/sources/codex.py``; a new pinned release that writes another type fails here,
-naming it, until its lists are updated. The import of those transcripts then
+Claude Code's ``/clear`` and a fork, and Claude Code's interactive screen in tmux
+with a ``/rename`` — against the loopback model server, in the test's own HOME.
+Every ``type`` they write (and, for Codex, the payload type of ``event_msg`` and
+``response_item`` lines) must be in ``core/sources/claude.py`` /
+``core/sources/codex.py``; a new pinned release that writes another type fails
+here, naming it, until its lists are updated. The import of those transcripts then
 reports no unknown type and no damage.
 """
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
+import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,6 +25,7 @@ from typing import Any
 
 import pytest
 from agent_clis import Agents, find_cli
+from test_reopen_real import Pane, first_run_done
 
 from core.sources import claude, codex
 
@@ -130,3 +134,46 @@ async def test_codex_writes_only_known_record_types(agents: Agents) -> None:
     assert report.malformed_lines == report.oversized_lines == 0
     assert report.problem_line is None
     assert report.sessions_added == 1
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+async def test_claude_code_interactive_writes_only_known_record_types(
+    agents: Agents, tmp_path: Path
+) -> None:
+    """The interactive screen writes records ``-p`` does not (titles, file history)."""
+    cli = find_cli("claude")
+    first_run_done(agents.home, agents.workdir, os.environ["ANTHROPIC_API_KEY"])
+    pane = Pane(f"delegate-e2e-types-{os.getpid()}-{tmp_path.name}")
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"} | {"TERM": "xterm-256color"}
+    window = ["-s", "panel", "-x", "120", "-y", "36", "-c", str(agents.workdir)]
+    started = await asyncio.create_subprocess_exec(
+        *["tmux", "-L", pane.socket, "-f", "/dev/null", "new-session", "-d", *window, cli],
+        env=env,
+    )
+    try:
+        assert await asyncio.wait_for(started.wait(), 10) == 0
+        await pane.wait_for(lambda shown: "❯" in shown, "the prompt box")
+        calls = agents.server.model_calls
+        for prompt, model_calls in [
+            ("say pong", 1),
+            ("and again", 1),
+            ("/rename a title a person chose", 0),
+            ("/compact", 1),
+            ("after the compaction", 1),
+        ]:
+            before = len(calls("/v1/messages"))
+            await pane.type(prompt)
+            deadline = time.monotonic() + RUN_TIMEOUT_S
+            while len(calls("/v1/messages")) < before + model_calls:
+                assert time.monotonic() < deadline, f"no model call after {prompt!r}"
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(1.5)  # the reply written to the transcript
+    finally:
+        pane.tmux("kill-server")
+
+    written = {str(r.get("type")) for r in _records(agents.claude_projects.rglob("*.jsonl"))}
+    assert "custom-title" in written  # the /rename: the interactive flows ran
+    assert written - claude.KNOWN_TYPES == set(), (
+        f"Claude Code {claude.KNOWN_TYPES_VERSION} writes record types "
+        "core/sources/claude.py KNOWN_TYPES does not list"
+    )
