@@ -113,12 +113,12 @@ def _unknown_kind(
     writes it (a line's own ``version`` for Claude Code, the rollout's for Codex); a
     Codex ``event_msg`` or ``response_item`` is named with its payload's type."""
     kind = line.get("type")
-    if not isinstance(kind, str):
+    if not isinstance(kind, str) or not kind:
         return None
     if isinstance(state, codex.CodexState) and kind in codex.KNOWN_TYPES:
         payload = line.get("payload")
         sub = payload.get("type") if isinstance(payload, dict) else None
-        if not isinstance(sub, str):
+        if not isinstance(sub, str) or not sub:
             return None
         kind = f"{kind}/{sub}"
     version = line.get("version")

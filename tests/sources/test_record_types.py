@@ -160,17 +160,19 @@ async def test_damage_is_still_damage_beside_unknown_types(
         + line(_claude_record("foo", "2.1.400"))
         + b'{"type": "user", "message": {broken\n'  # not JSON: damage
         + line({"sessionId": SESSION, "version": "2.1.400"})  # no type at all: damage
+        + line({"type": "", "sessionId": SESSION})  # an empty type: damage
         + line(envelope("assistant", "a1", "2026-03-01T10:00:02.000Z"))
     )
     _rollout(empty_homes, {"timestamp": "2026-03-01T10:00:02.000Z", "type": "event_msg"})
 
     report = await orch.import_sources(empty_homes.claude, empty_homes.codex)
 
-    assert report.malformed_lines == 3  # the broken line, the typeless one, the payloadless event
+    # The broken line, the typeless and the empty-typed ones, the payloadless event.
+    assert report.malformed_lines == 4
     assert [(t.type, t.lines) for t in report.unknown_types] == [("foo", 1)]
     assert report.files_damaged_total == 2
     assert report.problem_line == "2 files have skipped lines — see `delegate import --report`"
-    assert report.damage_line == "3 damaged lines skipped — see `delegate import --report`"
+    assert report.damage_line == "4 damaged lines skipped — see `delegate import --report`"
 
 
 async def test_a_file_with_only_unknown_types_is_listed_but_not_damaged(
