@@ -429,12 +429,14 @@ async def cmd_import(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
             f"every new session listed in {report.listing_s:.2f}s from its file's first and"
             " last lines, then each file read in full"
         )
-    skipped = report.malformed_lines + report.unknown_lines + report.oversized_lines
-    if skipped:
+    if report.malformed_lines + report.oversized_lines:
         print(
-            f"skipped lines: {report.malformed_lines} malformed, {report.unknown_lines} "
-            f"unknown type, {report.oversized_lines} oversized"
+            f"damaged lines skipped: {report.malformed_lines} malformed, "
+            f"{report.oversized_lines} oversized"
         )
+    if report.unknown_line and not args.report:
+        # Not damage: a line type this version of delegate does not know yet.
+        _print_safe(report.unknown_line.replace("`", ""))
     for item in report.unreadable:
         _print_safe(f"unreadable: {item.path}: {item.reason}")
     if args.report:

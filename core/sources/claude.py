@@ -29,34 +29,67 @@ CONTEXT_LIMIT = 200_000
 """A Claude model's window; a session that held more runs the 1M-context variant."""
 LONG_CONTEXT_SUFFIX = "[1m]"  # how Claude Code names that variant (``sonnet[1m]``)
 
+KNOWN_TYPES_VERSION = "2.1.328"
+"""The Claude Code release :data:`KNOWN_TYPES` was taken from: its transcript writer's
+table of entry types. ``tests/e2e/test_record_types_real.py`` runs that release and
+fails when it writes a type not listed here."""
+
 KNOWN_TYPES = frozenset(
     {
+        # What the facts read: the conversation, titles, compaction boundaries.
         "user",
         "assistant",
         "system",
         "summary",
         "custom-title",
-        "file-history-snapshot",
-        "queue-operation",
-        "progress",
-        "attachment",
-        "permission-mode",
-        "last-prompt",
+        "ai-title",
+        # Lines that carry nothing shown or counted: known, so never reported.
+        "agent-color",
         "agent-name",
-        *(
-            # Lines that carry nothing shown or counted: known, so never reported as skipped.
-            "ai-title",
-            "mode",
-            "pr-link",
-            "worktree-state",
-            "file-history-delta",
-            "agent-setting",
-            "bridge-session",
-            "fork-context-ref",
-            "relocated",
-        ),
+        "agent-setting",
+        "api-request",
+        "api-request-blob",
+        "api-request-resumed",
+        "api-request-shape",
+        "artifact-autoreact-ledger",
+        "artifact-comment-monitor",
+        "atis-latch",
+        "attachment",
+        "attribution-snapshot",
+        "bridge-session",
+        "content-replacement",
+        "continued-in",
+        "cost-state",
+        "data-flow-incomplete",
+        "data-flow-records",
+        "derived-from",
+        "dev-mods",
+        "ended-by-model",
+        "file-history-delta",
+        "file-history-snapshot",
+        "fork-context-ref",
+        "frame-link",
+        "history-suppression",
+        "isolation-latch",
+        "last-prompt",
+        "memory-mode",
+        "mode",
+        "observer-ref",
+        "permission-mode",
+        "pr-link",
+        "progress",
+        "queue-operation",
+        "relocated",
+        "repl-mode",
+        "resume-head-vouch",
+        "session-owner",
+        "tag",
+        "tools-used",
+        "worktree-state",
     }
 )
+"""Every line type Claude Code writes (as of :data:`KNOWN_TYPES_VERSION`); any other is
+counted as unknown, by name and version, never as damage."""
 
 # Message roles, as plain strings so this module stays free of pydantic.
 USER, ASSISTANT, TOOL, SYSTEM = "user", "assistant", "tool", "system"

@@ -28,7 +28,150 @@ from core.sources.common import (
 SOURCE = "codex"
 AGENT_ID = "codex"
 
-KNOWN_TYPES = frozenset({"session_meta", "response_item", "turn_context", "compacted", "event_msg"})
+KNOWN_TYPES_VERSION = "0.169.0"
+"""The Codex release the known types below were taken from (its rollout item, response
+item and event enums). ``tests/e2e/test_record_types_real.py`` runs that release and
+fails when it writes a type not listed here."""
+
+KNOWN_TYPES = frozenset(
+    {
+        "session_meta",
+        "response_item",
+        "turn_context",
+        "compacted",
+        "event_msg",
+        # Nothing we show or count (token counts come from ``event_msg/token_count``).
+        "dynamic_tools_updated",
+        "inter_agent_communication",
+        "realtime_item",
+        "token_usage_record",
+        "world_state",
+    }
+)
+"""A rollout line's ``type``; any other is counted as unknown, by name and version."""
+
+KNOWN_ITEM_TYPES = frozenset(
+    {
+        "additional_tools",
+        "agent_message",
+        "compaction",
+        "compaction_trigger",
+        "configuration_update",
+        "context_compaction",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "function_call",
+        "function_call_output",
+        "image_generation_call",
+        "local_shell_call",
+        "message",
+        "other",
+        "reasoning",
+        "tool_search_call",
+        "tool_search_output",
+        "web_search_call",
+        "ghost_snapshot",  # earlier releases
+    }
+)
+"""``payload.type`` of a ``response_item`` line."""
+
+KNOWN_EVENT_TYPES = frozenset(
+    {
+        "agent_message",
+        "agent_message_content_delta",
+        "agent_reasoning",
+        "agent_reasoning_raw_content",
+        "agent_reasoning_section_break",
+        "apply_patch_approval_request",
+        "auth_recovery_completed",
+        "auth_recovery_started",
+        "collab_agent_interaction_begin",
+        "collab_agent_interaction_end",
+        "collab_agent_spawn_begin",
+        "collab_agent_spawn_end",
+        "collab_close_begin",
+        "collab_close_end",
+        "collab_resume_begin",
+        "collab_resume_end",
+        "collab_waiting_begin",
+        "collab_waiting_end",
+        "context_compacted",
+        "deprecation_notice",
+        "dynamic_tool_call_request",
+        "dynamic_tool_call_response",
+        "elicitation_abandoned",
+        "elicitation_request",
+        "entered_review_mode",
+        "environment_connected",
+        "environment_disconnected",
+        "error",
+        "exec_approval_request",
+        "exec_command_begin",
+        "exec_command_end",
+        "exec_command_output_delta",
+        "exited_review_mode",
+        "guardian_assessment",
+        "guardian_warning",
+        "hook_completed",
+        "hook_started",
+        "image_generation_begin",
+        "image_generation_end",
+        "item_completed",
+        "item_started",
+        "mcp_startup_complete",
+        "mcp_startup_update",
+        "mcp_tool_call_begin",
+        "mcp_tool_call_end",
+        "model_reroute",
+        "model_verification",
+        "patch_apply_begin",
+        "patch_apply_end",
+        "patch_apply_updated",
+        "plan_delta",
+        "plan_update",
+        "raw_response_completed",
+        "raw_response_item",
+        "realtime_conversation_closed",
+        "realtime_conversation_list_voices_response",
+        "realtime_conversation_realtime",
+        "realtime_conversation_sdp",
+        "realtime_conversation_started",
+        "reasoning_content_delta",
+        "reasoning_raw_content_delta",
+        "request_permissions",
+        "request_user_input",
+        "safety_buffering",
+        "session_configured",
+        "shutdown_complete",
+        "stream_error",
+        "sub_agent_activity",
+        "task_complete",
+        "task_started",
+        "terminal_interaction",
+        "thread_goal_updated",
+        "thread_queue_changed",
+        "thread_rolled_back",
+        "thread_settings_applied",
+        "token_count",
+        "turn_aborted",
+        "turn_diff",
+        "turn_moderation_metadata",
+        "user_message",
+        "view_image_tool_call",
+        "warning",
+        "web_search_begin",
+        "web_search_end",
+        # earlier releases
+        "agent_message_delta",
+        "agent_reasoning_delta",
+        "agent_reasoning_raw_content_delta",
+        "background_event",
+        "undo_completed",
+        "undo_started",
+    }
+)
+"""``payload.type`` of an ``event_msg`` line."""
+
 USER, ASSISTANT, TOOL, SYSTEM = "user", "assistant", "tool", "system"
 
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
@@ -142,12 +285,16 @@ class CodexState(RunningTotals):
                         self.item_title = prompt_title(text)
             elif sub in _CALLS or sub in _OUTPUTS:
                 self.messages += 1
+            elif sub not in KNOWN_ITEM_TYPES:
+                return False
         elif kind == "event_msg":
             sub = payload.get("type")
             if sub == "token_count":
                 self._tokens(payload.get("info"))
             elif sub == "user_message":
                 self._prompt(payload.get("message"))
+            elif sub not in KNOWN_EVENT_TYPES:
+                return False
         elif kind == "turn_context":
             if isinstance(payload.get("model"), str) and payload["model"]:
                 self.model = payload["model"][:200]

@@ -677,9 +677,9 @@ async def _import_all(
             await job.commit(await asyncio.to_thread(job.read, job.tasks))
     else:
         count = await _run_in_pool(jobs, count)
-    total, problems = await early_problems
+    total, damaged, problems = await early_problems
     if tasks:  # read files may have new problems (or none now)
-        total, problems = await store.imports.file_problems(SKIPS_IN_REPORT)
+        total, damaged, problems = await store.imports.file_problems(SKIPS_IN_REPORT)
     report = ImportReport(
         started_at=started,
         duration_s=time.perf_counter() - t0,
@@ -707,6 +707,7 @@ async def _import_all(
             for p in problems
         ],
         files_with_skips_total=total,
+        files_damaged_total=damaged,
         unknown_types=[
             UnknownLineType(source=source, type=kind, version=version, lines=n)
             for (source, kind, version), n in run.unknown_types.most_common(SKIPS_IN_REPORT)

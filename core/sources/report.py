@@ -106,10 +106,16 @@ class ImportReport(_Model):
     entries_skipped: int = 0
     files_with_skips: list[FileSkips] = []  # every indexed file with skipped lines (capped)
     files_with_skips_total: int = 0
+    # Of those, files with damage: malformed or oversized lines, or a read error (not
+    # lines of a type no importer knows: those are ``unknown_types``, not damage).
+    files_damaged_total: int = 0
 
     @property
     def problem_line(self) -> str | None:
-        """One line for a status bar when something needs a look, else None."""
+        """One line for a status bar when something needs a look, else None.
+
+        Only damage: a line type no importer knows is said by :attr:`unknown_line`.
+        """
         if self.unreadable:
             n = len(self.unreadable)
             noun = "file" if n == 1 else "files"
@@ -118,8 +124,72 @@ class ImportReport(_Model):
             n = self.entries_skipped
             noun = "entry" if n == 1 else "entries"
             return f"{n} odd {noun} skipped — see `delegate import --report`"
-        if self.files_with_skips_total:
-            n = self.files_with_skips_total
+        if self.files_damaged_total:
+            n = self.files_damaged_total
             noun = "file has" if n == 1 else "files have"
             return f"{n} {noun} skipped lines — see `delegate import --report`"
         return None
+
+    @property
+    def unknown_line(self) -> str | None:
+        """What this import found of line types no importer knows, by name and the
+        version that wrote them ("3 records of unknown type `foo` from Claude Code
+        2.1.400"), else None."""
+        if not self.unknown_types:
+            return None
+        first = self.unknown_types[0]
+        noun = "record" if first.lines == 1 else "records"
+        agent = AGENT_NAMES.get(first.source, first.source)
+        version = _shown(first.version) or "(version not recorded)"
+        text = f"{first.lines} {noun} of unknown type `{_shown(first.type)}` from {agent} {version}"
+        more = len(self.unknown_types) - 1
+        if more:
+            text += f" and {more} more {'type' if more == 1 else 'types'}"
+        return text + SEE_REPORT
+
+    @property
+    def summary_line(self) -> str:
+        """What this import found, in one line, for a person who asked for it (the
+        panel's f5): the sessions it added or updated, else "nothing new", and the
+        files it checked and read."""
+        checked = _count(self.files_seen, "file")
+        if not (self.sessions_added or self.sessions_updated):
+            read = f", {self.files_read} read" if self.files_read else ""
+            return f"Import: nothing new, {checked} checked{read}"
+        found = [
+            f"{n} {what}"
+            for n, what in ((self.sessions_added, "new"), (self.sessions_updated, "updated"))
+            if n
+        ]
+        sessions = "session" if self.sessions_added + self.sessions_updated == 1 else "sessions"
+        return f"Import: {' and '.join(found)} {sessions} · {self.files_read} of {checked} read"
+
+    @property
+    def damage_line(self) -> str | None:
+        """The damage this import found itself (lines it skipped, files it could not
+        read), else None. :attr:`problem_line` counts every indexed file instead."""
+        lines = self.malformed_lines + self.oversized_lines
+        parts = []
+        if lines:
+            parts.append(f"{_count(lines, 'damaged line')} skipped")
+        if self.unreadable:
+            parts.append(f"{_count(len(self.unreadable), 'file')} unreadable")
+        if not parts:
+            return None
+        return ", ".join(parts) + SEE_REPORT
+
+
+SEE_REPORT = " — see `delegate import --report`"
+"""How a line about an import ends when ``delegate import --report`` has the details."""
+
+AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex"}
+"""How a source is named to a person."""
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _shown(name: str) -> str:
+    """A name read from a transcript, its control characters made visible."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in name)

@@ -107,17 +107,26 @@ TYPE_NAME_CHARS = 80
 
 def _unknown_kind(
     line: dict[str, Any], state: claude.ClaudeState | codex.CodexState
-) -> tuple[str, str]:
-    """``(type, version)`` of a line no importer knows; the agent's version says which
-    release writes it (a line's own ``version`` for Claude Code, the rollout's for Codex)."""
+) -> tuple[str, str] | None:
+    """``(type, version)`` of a line no importer knows, or None when it names no type
+    at all (damage, not a new kind of line). The agent's version says which release
+    writes it (a line's own ``version`` for Claude Code, the rollout's for Codex); a
+    Codex ``event_msg`` or ``response_item`` is named with its payload's type."""
     kind = line.get("type")
-    name = kind[:TYPE_NAME_CHARS] if isinstance(kind, str) else f"(no type: {type(kind).__name__})"
+    if not isinstance(kind, str) or not kind:
+        return None
+    if isinstance(state, codex.CodexState) and kind in codex.KNOWN_TYPES:
+        payload = line.get("payload")
+        sub = payload.get("type") if isinstance(payload, dict) else None
+        if not isinstance(sub, str) or not sub:
+            return None
+        kind = f"{kind}/{sub}"
     version = line.get("version")
     if not isinstance(version, str):
         version = (
             state.version if isinstance(state, claude.ClaudeState) else state.cli_version
         ) or ""
-    return name, version[:TYPE_NAME_CHARS]
+    return kind[:TYPE_NAME_CHARS], version[:TYPE_NAME_CHARS]
 
 
 def _no_text(line: dict[str, Any]) -> None:
@@ -161,8 +170,10 @@ def parse_file(task: FileTask) -> FileResult:
                     result.new_malformed += 1
                     continue
                 if not known:
+                    if (kind := _unknown_kind(line, state)) is None:
+                        result.new_malformed += 1  # a known shape broken, not a new type
+                        continue
                     result.new_unknown += 1
-                    kind = _unknown_kind(line, state)
                     result.unknown_types[kind] = result.unknown_types.get(kind, 0) + 1
             result.offset = reader.end
             result.bytes_read = reader.bytes_read

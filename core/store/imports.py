@@ -349,32 +349,42 @@ class ImportsRepository:
             return str(r["report"])
         return None
 
-    async def file_problems(self, limit: int) -> tuple[int, list[SourceFileProblem]]:
-        """Files with skipped lines or a read error: how many, and the first ``limit``."""
+    async def file_problems(self, limit: int) -> tuple[int, int, list[SourceFileProblem]]:
+        """Files with skipped lines or a read error: how many, how many of them are
+        damaged (malformed or oversized lines, a read error: not only lines of a type
+        the importer does not know), and the first ``limit``."""
+        # The first term is the partial index's condition, so the index is used.
         where = (
             " WHERE malformed_lines + unknown_lines + oversized_lines > 0 OR last_error IS NOT NULL"
         )
-        # One round trip: the count is a window over every match, taken before LIMIT.
+        damaged = "malformed_lines + oversized_lines > 0 OR last_error IS NOT NULL"
+        # One round trip: the counts are windows over every match, taken before LIMIT.
         rows = await self._db.fetch_all(
-            "SELECT count(*) OVER () AS n, path, source, malformed_lines, unknown_lines,"
+            f"SELECT count(*) OVER () AS n, sum({damaged}) OVER () AS damaged,"
+            " path, source, malformed_lines, unknown_lines,"
             f" oversized_lines, last_error FROM source_files{where}"
-            " ORDER BY last_error IS NULL, path LIMIT ?",
+            f" ORDER BY last_error IS NULL, NOT ({damaged}), path LIMIT ?",
             (max(1, limit),),
         )
         total = int(rows[0]["n"]) if rows else 0
+        damaged_total = int(rows[0]["damaged"] or 0) if rows else 0
         if limit < 1:
             rows = []
-        return total, [
-            SourceFileProblem(
-                str(r["path"]),
-                str(r["source"]),
-                int(r["malformed_lines"]),
-                int(r["unknown_lines"]),
-                int(r["oversized_lines"]),
-                r["last_error"],
-            )
-            for r in rows
-        ]
+        return (
+            total,
+            damaged_total,
+            [
+                SourceFileProblem(
+                    str(r["path"]),
+                    str(r["source"]),
+                    int(r["malformed_lines"]),
+                    int(r["unknown_lines"]),
+                    int(r["oversized_lines"]),
+                    r["last_error"],
+                )
+                for r in rows
+            ],
+        )
 
 
 SampleSet = tuple[str, Sequence[tuple[int, int]], int, int, bool]

@@ -1451,7 +1451,19 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def action_refresh(self) -> None:
         self._reload_keeping_highlight()
         if self.import_roots is not None:
-            self.background_import.start()
+            self.background_import.start(announce=True)
+
+    @on(BackgroundImport.Announced)
+    def _import_announced(self, event: BackgroundImport.Announced) -> None:
+        """f5's import ended: say what it found, also when that is nothing."""
+        if self._detached:
+            return
+        self.notify(
+            "\n".join(line.replace("`", "") for line in event.lines),
+            severity="error" if event.failed else "information",
+            timeout=6,
+            markup=False,
+        )
 
     def _reload_keeping_highlight(self) -> None:
         keep = self.sessions.highlighted_session

@@ -2,6 +2,8 @@
 
 A non-visual widget: it owns the import worker (one at a time) and the note the
 status panel shows ("importing 120/3900 files (3%)", or what the import skipped).
+An import a person asked for (f5) ends with a summary of what it found, even when
+that is nothing (:attr:`ImportReport.summary_line`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from core.errors import DelegateError
-from core.sources.report import ImportProgress, ImportReport
+from core.sources.report import SEE_REPORT, ImportProgress, ImportReport
 from tui.workers import ForwardsWorkerErrors
 
 SCAN_NOTE_AFTER_S = 0.5
@@ -47,6 +49,14 @@ async def settled(window_s: float = 0.1, max_wait_s: float = 2.0) -> None:
             return
 
 
+def announcement(report: ImportReport) -> list[str]:
+    """What f5's notice says: the summary, then the unknown types and the damage this
+    import found, and once, where their details are."""
+    found = [line for line in (report.unknown_line, report.damage_line) if line]
+    lines = [report.summary_line, *(line.removesuffix(SEE_REPORT) for line in found)]
+    return [*lines, "Details: delegate import --report"] if found else lines
+
+
 class BackgroundImport(ForwardsWorkerErrors, Widget):
     """Runs an import on request; ``note`` is what the status line should say about it."""
 
@@ -65,6 +75,16 @@ class BackgroundImport(ForwardsWorkerErrors, Widget):
             self.sessions_changed = sessions_changed
             self.final = final
 
+    class Announced(Message):
+        """An import a person asked for ended: ``lines`` say what it found (the
+        first is the summary); ``failed`` when it could not run. Handle with
+        ``on_background_import_announced``."""
+
+        def __init__(self, lines: list[str], *, failed: bool = False) -> None:
+            super().__init__()
+            self.lines = lines
+            self.failed = failed
+
     def __init__(self, run_import: Importer, roots: ImportRoots) -> None:
         super().__init__()
         self._run_import = run_import
@@ -77,7 +97,7 @@ class BackgroundImport(ForwardsWorkerErrors, Widget):
         self.stopped = True
 
     @work(group="import", name="importing sessions", exclusive=True, exit_on_error=False)
-    async def start(self, after_idle: bool = False) -> None:
+    async def start(self, after_idle: bool = False, announce: bool = False) -> None:
         """Index on-disk transcripts; the first committed batch shows up at once.
 
         Quiet while nothing needs reading: a warm start whose transcripts did not
@@ -86,7 +106,8 @@ class BackgroundImport(ForwardsWorkerErrors, Widget):
         scan still going after ``SCAN_NOTE_AFTER_S`` says so. ``after_idle``: a
         refresh in the background of a panel that shows rows already waits until
         the panel has settled; an empty panel (a cold start) or a person asking
-        (f5) does not wait.
+        (f5) does not wait. ``announce``: a person asked (f5); say at the end what
+        the import found (:class:`Announced`), nothing new included.
         """
         if after_idle:
             await settled()
@@ -116,13 +137,17 @@ class BackgroundImport(ForwardsWorkerErrors, Widget):
             report = await self._run_import(claude_dir, codex_dir, progress)
         except DelegateError as exc:
             self._say(f"import failed: {exc.message}", final=True)
+            if announce and not self.stopped:
+                self.post_message(self.Announced([f"Import failed: {exc.message}"], failed=True))
             return
         finally:
             scanning.stop()
         if self.stopped:
             return
         changed = bool(report.sessions_added or report.sessions_updated)
-        self._say(report.problem_line or "", changed, final=True)
+        self._say(report.problem_line or report.unknown_line or "", changed, final=True)
+        if announce:
+            self.post_message(self.Announced(announcement(report)))
 
     def _say(self, note: str, sessions_changed: bool = False, *, final: bool = False) -> None:
         """Tell the panel when the note or the sessions changed; nothing otherwise."""
