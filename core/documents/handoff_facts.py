@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.documents.handoff_template import NOTHING_RECORDED
-from core.models import Message, Role, Session
+from core.models import Message, Role, Session, SessionState
 
 MAX_STATUS_LINES = 200  # a hand-off lists at most this many changed files
 MAX_STAT_LINES = 60
@@ -140,15 +140,30 @@ def _progress(facts: HandoffFacts) -> str:
     )
 
 
-def _subagents(facts: HandoffFacts) -> str:
-    if not facts.running_children:
+IN_FLIGHT = frozenset({SessionState.RUNNING, SessionState.PENDING})
+"""A sub-agent still at work: a run in flight, or a detached launch not finished."""
+
+
+def active_subagents(children: Sequence[Session]) -> str:
+    """The Active Subagents section for these sub-agents still at work ("- None": none)."""
+    if not children:
         return "- None"
     return "\n".join(
         f"- **{child.name or child.title or child.agent_id}** (id: {child.conversation_id})\n"
-        f"  - Status: {child.state.value}; agent: {child.agent_id}\n"
+        f"  - Status: {_state(child)}; agent: {child.agent_id}\n"
         f"  - Check it with: delegate sessions show {child.conversation_id}"
-        for child in facts.running_children
+        for child in children
     )
+
+
+def _state(child: Session) -> str:
+    if child.state is SessionState.PENDING:
+        return "pending (a detached run still working)"
+    return child.state.value
+
+
+def _subagents(facts: HandoffFacts) -> str:
+    return active_subagents(facts.running_children)
 
 
 def _decisions(facts: HandoffFacts) -> str:
