@@ -23,8 +23,10 @@ from core.clock import to_us
 from core.context.thresholds import effective_context
 from core.documents.handoff_facts import (
     IN_FLIGHT,
+    GitFacts,
     HandoffFacts,
     active_subagents,
+    files_section,
     git_facts,
     instructions,
     sections_from_facts,
@@ -133,6 +135,21 @@ def with_subagents_at_work(written: str, children: Sequence[Session]) -> str:
     return f"{written}\n\nStill at work, as delegate knows:\n\n{active_subagents(missing)}"
 
 
+def with_known_facts(
+    written: dict[str, str], git: GitFacts | None, children: Sequence[Session]
+) -> dict[str, str]:
+    """An agent's own hand-off sections with what delegate knows added: git's word on the
+    files (a checked git work tree only) and the sub-agents at work it left out."""
+    files = written.get("Files Modified", "")
+    if git is not None:
+        files += "\n\nWhat git says:\n\n" + files_section(git)
+    return {
+        **written,
+        "Files Modified": files,
+        "Active Subagents": with_subagents_at_work(written.get("Active Subagents", ""), children),
+    }
+
+
 class Continuation:
     """Hand-offs and continuations, through the one orchestrator."""
 
@@ -193,15 +210,8 @@ class Continuation:
             if written is not None:
                 # The agent's sections; git's word on the files and the instructions
                 # stay delegate's own (an agent forgets files; git does not).
-                files = written.get("Files Modified", "")
-                if facts.git is not None:
-                    files += "\n\nWhat git says:\n\n" + sections["Files Modified"]
                 sections = {
-                    **written,
-                    "Files Modified": files,
-                    "Active Subagents": with_subagents_at_work(
-                        written.get("Active Subagents", ""), facts.running_children
-                    ),
+                    **with_known_facts(written, facts.git, facts.running_children),
                     "Instructions for New Instance": instructions(session, project),
                 }
                 producer = "agent"
