@@ -23,7 +23,7 @@ from pathlib import Path
 from core.detached import GoMessage
 from core.errors import DelegateError
 from core.orchestrator import AgentOrchestrator
-from core.supervisor.context_monitor import default_continuation, evaluate_context
+from core.supervisor.turn_end import judge_turns
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -41,6 +41,8 @@ async def drive(data_dir: Path, go: GoMessage) -> int:
     """Run the recorded run to its end; 0 when it completed."""
     orch = await AgentOrchestrator.open(data_dir, settings=go.settings)
     try:
+        # No supervisor may be running: the turn acts on the levels it crosses when it ends.
+        judge_turns(orch)
         handle = await orch.start_detached(go)
         loop = asyncio.get_running_loop()
         for sig in STOP_SIGNALS:
@@ -49,10 +51,6 @@ async def drive(data_dir: Path, go: GoMessage) -> int:
             handle.cancel()
         run = await handle.wait()
         log.info("run %s %s", run.run_id, run.status.value)
-        # No supervisor may be running: the turn is judged against the thresholds here.
-        await evaluate_context(
-            orch, [handle.conversation_id], continuation=default_continuation(orch)
-        )
         return 0 if run.status.value == "completed" else 1
     finally:
         await orch.close()

@@ -111,6 +111,12 @@ are awaited and return the reply; "mode": "detached" (launch or follow-up) runs 
 background process of its own that outlives this server and returns at once with \
 run_status "running" and session_state: list sessions until its state is "ready" \
 before following up (a failed detached launch rests "idle": a follow-up retries it).
+- Context: a run whose turn crossed a context level (50/60/70/90 % of the session's \
+window by default) answers "context": {"percent", "level", "crossed", "handoff"}; at \
+the hand-off level the session hands off in that call ("handoff": {"path", \
+"continued_in", "pending", "failure", ...}) and a follow-up to its id runs in \
+"continued_in" (the answer's continued_in says so). context_exhausted: the session is \
+past its force level and was not continued; the message says how to continue it.
 - Roles (compact returns): add "agent_role" (developer, qa_expert, tech_lead, \
 project_manager, senior_software_engineer, investigator, requirements_engineer) and \
 "group_id" (in a batch: each item's "group_id", one group each, run in parallel), \

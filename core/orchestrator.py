@@ -148,6 +148,11 @@ SUMMARY_PAGES = 50
 log = logging.getLogger(__name__)
 
 
+AfterTurn = Callable[[str], Awaitable[object]]
+"""What acts on a turn once it is stored, given its session's id (the context thresholds:
+``core.supervisor.turn_end``); its answer is kept on the run's handle (``turn_end``)."""
+
+
 def validate(model: type[M], data: Any) -> M:
     """Validate ``data`` or raise ``invalid_request`` naming each bad field."""
     try:
@@ -295,6 +300,9 @@ class RunHandle:
     # A detached run: its worker process drives it; these follow and stop it.
     _follow: Callable[[], Awaitable[Run]] | None = field(default=None, repr=False)
     _stop: Callable[[], None] | None = field(default=None, repr=False)
+    # What the orchestrator's ``after_turn`` answered once the run was stored (before
+    # ``wait()`` returns): the levels this turn crossed, the hand-off it made.
+    turn_end: object | None = None
 
     @property
     def detached(self) -> bool:
@@ -346,12 +354,16 @@ class AgentOrchestrator:
         owner_kind: OwnerKind = "other",
         heartbeat_s: float = HEARTBEAT_S,
         activity_interval_s: float = ACTIVITY_INTERVAL_S,
+        after_turn: AfterTurn | None = None,
     ) -> None:
         """``owner_kind``: what this process is to the runs it drives (``run`` for
         ``delegate run``, ``worker`` for a detached worker: only those are ever
         signalled by a stop from elsewhere). ``heartbeat_s``: how often its runs
         are stamped alive and their cancel flags read. ``activity_interval_s``:
-        how often at most a run's live output and stderr tail are stored."""
+        how often at most a run's live output and stderr tail are stored.
+        ``after_turn``: acts on every turn this process runs once it is stored, before
+        the run's ``wait()`` returns (a front end with no supervisor sets it:
+        ``core.supervisor.turn_end.judge_turns``)."""
         self.store = store
         self.settings = settings
         self.bus = bus or EventBus()
@@ -367,6 +379,9 @@ class AgentOrchestrator:
         self._counts: dict[str, PendingCounts] = {}
         # Per run launched as a role of a group: its final message is judged at the end.
         self._roles: dict[str, PreparedRole] = {}
+        self.after_turn = after_turn
+        # Runs stored and closed whose after_turn is still at work (close() waits for them).
+        self._ending: dict[str, RunHandle] = {}
 
     @classmethod
     async def open(
@@ -392,7 +407,7 @@ class AgentOrchestrator:
 
     async def close(self, *, wait: bool = True) -> None:
         """Let in-flight runs finish (or cancel them) and close the store."""
-        handles = list(self._runs.values())
+        handles = [*self._runs.values(), *self._ending.values()]
         tasks = [h._task for h in handles if h._task is not None]
         if not wait:
             for handle in handles:
@@ -1750,7 +1765,22 @@ class AgentOrchestrator:
         if runner.owns_transcript:
             # After the result is delivered: the caller's wait() does not pay for it.
             self._after_run(self._import_transcript(request))
+        if self.after_turn is not None and run.status is not RunStatus.CANCELLED:
+            await self._end_turn(handle, self.after_turn)
         return run
+
+    async def _end_turn(self, handle: RunHandle, after_turn: AfterTurn) -> None:
+        """Let ``after_turn`` act on the stored turn (a hand-off may take a while); never
+        raises: the run is stored, and what went wrong is logged."""
+        self._ending[handle.run_id] = handle
+        try:
+            handle.turn_end = await after_turn(handle.conversation_id)
+        except asyncio.CancelledError:
+            log.info("acting on the end of run %s was cancelled", handle.run_id)
+        except Exception:
+            log.exception("acting on the end of run %s failed", handle.run_id)
+        finally:
+            self._ending.pop(handle.run_id, None)
 
     async def _judge_return(
         self, role: PreparedRole, run: Run, final_message: str

@@ -167,6 +167,17 @@ def run_payload(handle: RunHandle, run: Run | None) -> dict[str, Any]:
     )
     if run.error:
         body["error"] = run.error
+    return with_turn_end(body, handle)
+
+
+def with_turn_end(body: dict[str, Any], handle: RunHandle) -> dict[str, Any]:
+    """``body`` with ``context``: the levels the turn crossed and the hand-off it made,
+    when it crossed one (said once, like the history cell; nothing otherwise)."""
+    from core.supervisor.turn_end import TurnEnd, turn_end_payload
+
+    end = handle.turn_end
+    if isinstance(end, TurnEnd) and end.worth_saying:
+        body["context"] = turn_end_payload(end)
     return body
 
 
@@ -179,8 +190,12 @@ async def delegate_agent(orch: AgentOrchestrator, raw: RawRequest) -> dict[str, 
     launch): the run goes on if this caller ends. Poll ``delegate_sessions``
     for Ready.
     """
+    from core.supervisor.turn_end import judge_turns
+
     try:
         request = validate(AgentRequest, parse_request(raw))
+        # No supervisor may be running: each turn acts on the levels it crosses itself.
+        judge_turns(orch)
         if request.agent_role is not None:
             return await delegate_roles(orch, request)
         handles = await _launch(orch, request, conversation_id=request.conversation_id)
@@ -288,7 +303,7 @@ def return_payload(
     )
     if step.rule is not None:
         body.update(rule=step.rule, reason=step.reason)
-    return body
+    return with_turn_end(body, handle)
 
 
 async def call_tool(orch: AgentOrchestrator, name: str, raw: RawRequest) -> dict[str, Any]:

@@ -205,10 +205,17 @@ async def test_pages_sessions_and_previews_messages(data: Path) -> None:
     assert {m["conversation_id"] for m in preview["messages"]} == {newest}
 
 
+def _roomy(session: dict[str, Any]) -> bool:
+    context = session["context"]
+    return bool(context["used_tokens"] < context["limit_tokens"] * 0.4)
+
+
 async def test_follow_up_then_dismiss(data: Path) -> None:
     async with mcp_client(data) as client:
-        listing = await call(client, "delegate_sessions", {"operation": "list", "limit": 2})
-        target = listing["sessions"][1]
+        listing = await call(client, "delegate_sessions", {"operation": "list", "limit": 20})
+        # Not the newest (it moves to the top), and with room in its window: a turn that
+        # crossed a context level would hand the session off and go on elsewhere.
+        target = next(s for s in listing["sessions"][1:] if _roomy(s))
         conversation_id = target["conversation_id"]
 
         first = await call(

@@ -14,13 +14,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from core.clock import to_us
 from core.context.thresholds import effective_context
-from core.documents.handoff_facts import HandoffFacts, git_facts, instructions, sections_from_facts
+from core.documents.handoff_facts import (
+    IN_FLIGHT,
+    GitFacts,
+    HandoffFacts,
+    active_subagents,
+    files_section,
+    git_facts,
+    instructions,
+    sections_from_facts,
+)
 from core.documents.handoff_files import (
     DELEGATE_DIR,
     HANDOFFS_DIR,
@@ -56,6 +66,7 @@ log = logging.getLogger(__name__)
 
 ASK_TIMEOUT_S = 600.0  # how long an agent may take to write its own hand-off
 RECENT_MESSAGES = 30  # the transcript's last messages a hand-off from facts reads
+MAX_CHILD_PAGES = 20  # pages of sub-agents read for a hand-off (of MAX_PAGE each)
 OURS = "delegate"  # the source of sessions delegate itself launched and drives
 
 
@@ -97,6 +108,46 @@ def repository_of(document_path: Path) -> Path | None:
         if folder.name == HANDOFFS_DIR and folder.parent.name == DELEGATE_DIR:
             return folder.parent.parent
     return None
+
+
+async def subagents_at_work(orchestrator: AgentOrchestrator, conversation_id: str) -> list[Session]:
+    """The session's sub-agents still at work (a run in flight or a detached launch not
+    finished), oldest first, every page of them read."""
+    found: list[Session] = []
+    cursor: str | None = None
+    for _page in range(MAX_CHILD_PAGES):
+        page = await orchestrator.list_children(conversation_id, cursor=cursor)
+        found += [child for child in page.sessions if child.state in IN_FLIGHT]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    return found
+
+
+def with_subagents_at_work(written: str, children: Sequence[Session]) -> str:
+    """An agent's Active Subagents section, with delegate's own list added when the agent
+    left out a sub-agent still at work (an agent forgets a detached one; the store does not)."""
+    missing = [child for child in children if child.conversation_id not in written]
+    if not missing:
+        return written
+    if written.strip() in ("", "- None", "None", "- **None**"):
+        return active_subagents(children)
+    return f"{written}\n\nStill at work, as delegate knows:\n\n{active_subagents(missing)}"
+
+
+def with_known_facts(
+    written: dict[str, str], git: GitFacts | None, children: Sequence[Session]
+) -> dict[str, str]:
+    """An agent's own hand-off sections with what delegate knows added: git's word on the
+    files (a checked git work tree only) and the sub-agents at work it left out."""
+    files = written.get("Files Modified", "")
+    if git is not None:
+        files += "\n\nWhat git says:\n\n" + files_section(git)
+    return {
+        **written,
+        "Files Modified": files,
+        "Active Subagents": with_subagents_at_work(written.get("Active Subagents", ""), children),
+    }
 
 
 class Continuation:
@@ -159,12 +210,8 @@ class Continuation:
             if written is not None:
                 # The agent's sections; git's word on the files and the instructions
                 # stay delegate's own (an agent forgets files; git does not).
-                files = written.get("Files Modified", "")
-                if facts.git is not None:
-                    files += "\n\nWhat git says:\n\n" + sections["Files Modified"]
                 sections = {
-                    **written,
-                    "Files Modified": files,
+                    **with_known_facts(written, facts.git, facts.running_children),
                     "Instructions for New Instance": instructions(session, project),
                 }
                 producer = "agent"
@@ -265,8 +312,7 @@ class Continuation:
             messages = list(reversed(page.messages))
         except DelegateError:  # a transcript gone or unreadable: the rest still holds
             messages = []
-        children = (await orch.list_children(cid)).sessions
-        running = [c for c in children if c.state is SessionState.RUNNING]
+        running = await subagents_at_work(orch, cid)
         transcript = await orch.transcript_path(cid)
         git = await asyncio.to_thread(git_facts, Path(session.cwd))
         return HandoffFacts(

@@ -8,12 +8,15 @@ agent's words are quoted as they were, marked as quotes.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.documents.handoff_template import NOTHING_RECORDED
-from core.models import Message, Role, Session
+from core.gitinfo import current_branch, worktree_root
+from core.models import Message, Role, Session, SessionState
 
 MAX_STATUS_LINES = 200  # a hand-off lists at most this many changed files
 MAX_STAT_LINES = 60
@@ -24,7 +27,7 @@ PROMPTS_LISTED = 10
 
 @dataclass(frozen=True, slots=True)
 class GitFacts:
-    """What git says about the session's repository (read with gitpython)."""
+    """What git says about the session's repository (see :func:`git_facts`)."""
 
     root: Path
     branch: str | None
@@ -33,42 +36,113 @@ class GitFacts:
     more_changes: int = 0  # changed files not listed (past MAX_STATUS_LINES)
 
 
+GIT_TIMEOUT_S = 30.0
+SAFE_GIT = (
+    "git",
+    "--no-pager",
+    "--no-optional-locks",  # read-only: status does not refresh the index
+    "-c",
+    "core.fsmonitor=false",  # the repository's fsmonitor hook is a command it names
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "core.untrackedCache=false",
+    "-c",
+    "diff.external=",
+)
+"""git as delegate runs it on a folder it did not choose (a transcript's ``cwd``):
+nothing of the repository's own configuration that names a command is run."""
+
+
+def _git_env() -> dict[str, str]:
+    """The environment git runs in: none of the caller's ``GIT_*`` (a ``GIT_DIR`` would
+    point git elsewhere), no prompt, no pager."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", GIT_OPTIONAL_LOCKS="0")
+    return env
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """git's output in ``root``, or None when it fails (not installed, refused, slow)."""
+    try:
+        done = subprocess.run(
+            [*SAFE_GIT, "-C", str(root), *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=_git_env(),
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", "replace")
+
+
+def checked_work_tree(cwd: Path) -> Path | None:
+    """The top of the git work tree holding ``cwd``, once git agrees it is one (its own
+    ``.git`` found by reading files, then ``git rev-parse`` there, which also refuses a
+    repository another user owns); None otherwise."""
+    root = worktree_root(cwd)
+    if root is None or not root.is_dir():
+        return None
+    top = _git(root, "rev-parse", "--is-inside-work-tree", "--show-toplevel")
+    if top is None:
+        return None
+    lines = top.splitlines()
+    if len(lines) != 2 or lines[0] != "true":
+        return None
+    try:
+        same = Path(lines[1]).resolve() == root.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return root if same else None
+
+
 def git_facts(cwd: Path) -> GitFacts | None:
-    """The repository holding ``cwd``: branch, status, diff stat; None outside one.
+    """The repository holding ``cwd``: branch, status, diff stat; None outside a checked
+    git work tree.
 
-    Blocking (runs git): call it in a thread. A repository git cannot read
-    (no git installed, a damaged index) gives None, never an exception.
+    Blocking (runs git): call it in a thread. git runs read-only, with no hook, fsmonitor,
+    pager or external diff of the repository's; a repository git cannot read gives None,
+    never an exception.
     """
-    import git  # gitpython: imported here, it starts slowly and only hand-offs need it
-
-    try:
-        repo = git.Repo(cwd, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, OSError, ValueError):
+    root = checked_work_tree(cwd)
+    if root is None:
         return None
-    try:
-        root = Path(repo.working_tree_dir or cwd)
-        try:
-            branch: str | None = repo.active_branch.name
-        except (TypeError, ValueError):  # a detached HEAD
-            branch = None
-        lines = repo.git.status("--porcelain=v1").splitlines()
-        try:
-            stat = repo.git.diff("--stat=100", "HEAD").splitlines()
-        except git.GitCommandError:  # no commit yet
-            stat = []
-    except (git.GitCommandError, git.GitCommandNotFound, OSError, ValueError):
+    status = _git(root, "status", "--porcelain=v1")
+    if status is None:
         return None
-    finally:
-        repo.close()
+    lines = status.splitlines()
+    stat_text = _git(root, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", "HEAD")
+    stat = stat_text.splitlines() if stat_text else []  # None: no commit yet
     if len(stat) > MAX_STAT_LINES:
         stat = [*stat[: MAX_STAT_LINES - 1], "…", stat[-1]]
     return GitFacts(
         root=root,
-        branch=branch,
+        branch=current_branch(root),
         status=tuple(lines[:MAX_STATUS_LINES]),
         diff_stat=tuple(stat),
         more_changes=max(0, len(lines) - MAX_STATUS_LINES),
     )
+
+
+def files_section(found: GitFacts | None) -> str:
+    """The Files Modified section from what git says."""
+    if found is None:
+        return f"{NOTHING_RECORDED} (the working folder is not in a git repository)"
+    if not found.status:
+        return f"No uncommitted changes on branch {found.branch or '(detached HEAD)'}."
+    lines = [f"Branch: {found.branch or '(detached HEAD)'}", "", "```", *found.status]
+    if found.more_changes:
+        lines.append(f"… and {found.more_changes} more")
+    lines.append("```")
+    if found.diff_stat:
+        lines += ["", "Against HEAD:", "", "```", *found.diff_stat, "```"]
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,15 +214,30 @@ def _progress(facts: HandoffFacts) -> str:
     )
 
 
-def _subagents(facts: HandoffFacts) -> str:
-    if not facts.running_children:
+IN_FLIGHT = frozenset({SessionState.RUNNING, SessionState.PENDING})
+"""A sub-agent still at work: a run in flight, or a detached launch not finished."""
+
+
+def active_subagents(children: Sequence[Session]) -> str:
+    """The Active Subagents section for these sub-agents still at work ("- None": none)."""
+    if not children:
         return "- None"
     return "\n".join(
         f"- **{child.name or child.title or child.agent_id}** (id: {child.conversation_id})\n"
-        f"  - Status: {child.state.value}; agent: {child.agent_id}\n"
+        f"  - Status: {_state(child)}; agent: {child.agent_id}\n"
         f"  - Check it with: delegate sessions show {child.conversation_id}"
-        for child in facts.running_children
+        for child in children
     )
+
+
+def _state(child: Session) -> str:
+    if child.state is SessionState.PENDING:
+        return "pending (a detached run still working)"
+    return child.state.value
+
+
+def _subagents(facts: HandoffFacts) -> str:
+    return active_subagents(facts.running_children)
 
 
 def _decisions(facts: HandoffFacts) -> str:
@@ -163,18 +252,7 @@ def _decisions(facts: HandoffFacts) -> str:
 
 
 def _files(facts: HandoffFacts) -> str:
-    found = facts.git
-    if found is None:
-        return f"{NOTHING_RECORDED} (the working folder is not in a git repository)"
-    if not found.status:
-        return f"No uncommitted changes on branch {found.branch or '(detached HEAD)'}."
-    lines = [f"Branch: {found.branch or '(detached HEAD)'}", "", "```", *found.status]
-    if found.more_changes:
-        lines.append(f"… and {found.more_changes} more")
-    lines.append("```")
-    if found.diff_stat:
-        lines += ["", "Against HEAD:", "", "```", *found.diff_stat, "```"]
-    return "\n".join(lines)
+    return files_section(facts.git)
 
 
 def _next_steps(facts: HandoffFacts) -> str:

@@ -40,7 +40,13 @@ from typing import Any
 from core import ids
 from core.clock import to_us
 from core.context.thresholds import HandOff, threshold_of
-from core.continuation.service import OURS, continuation_prompt
+from core.continuation.service import (
+    OURS,
+    continuation_prompt,
+    subagents_at_work,
+    with_known_facts,
+)
+from core.documents.handoff_facts import git_facts
 from core.documents.handoff_files import (
     clear_pending_note,
     handoffs_dir,
@@ -210,7 +216,8 @@ class ClaudeCodeHooks:
             found = extract_handoff(hook.last_assistant_message or "")
             document = render_handoff(header, parse_handoff(found)) if found else ""
             problems = validate_handoff(document) if found else ["no hand-off in the reply"]
-            if not problems:
+            if found and not problems:
+                document = render_handoff(header, await self._with_facts(session, found))
                 try:
                     path = await self._keep(session, header, document)
                 except (OSError, DocumentInvalid) as exc:
@@ -241,6 +248,13 @@ class ClaudeCodeHooks:
             if built:
                 return {"systemMessage": f"{why}; one built from facts is at {built[0].path}."}
         return {"systemMessage": f"{why}; it is asked again after the next turn."}
+
+    async def _with_facts(self, session: Session, found: str) -> dict[str, str]:
+        """The agent's sections with git's modified files (a checked git work tree only:
+        the session's folder comes from its transcript) and the sub-agents at work."""
+        git = await asyncio.to_thread(git_facts, Path(session.cwd))
+        children = await subagents_at_work(self.orchestrator, session.conversation_id)
+        return with_known_facts(parse_handoff(found), git, children)
 
     async def _header(self, session: Session) -> HandoffHeader:
         store = self.orchestrator.store

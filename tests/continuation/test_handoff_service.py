@@ -142,10 +142,15 @@ async def test_a_follow_up_to_the_old_id_goes_to_the_newest_of_a_chain_of_four(
     assert response["conversation_id"] == ids[-1]
     assert response["continued_in"] == ids[-1]
     assert response["requested_conversation_id"] == ids[0]
+    # That turn of the newest reached 70 % too (the writer reports 140k of 200k) and,
+    # its own turn done, handed off in the tool call itself: no supervisor needed.
+    assert response["context"]["crossed"] == ["notify", "reminder", "handoff"]
+    newest = response["context"]["handoff"]["continued_in"]
+    assert newest not in (None, *ids)
     # A second hand-off of an old member writes nothing new.
     again = await service.hand_off(ids[0])
     assert again.successor_id == ids[1]
-    assert len(await orch.store.documents.find(DocumentKind.HANDOFF)) == 3
+    assert len(await orch.store.documents.find(DocumentKind.HANDOFF)) == 4
 
 
 async def test_a_session_a_person_runs_gets_a_pending_note(
