@@ -45,7 +45,8 @@ def test_with_no_agent_cli_installed_a_launch_says_what_to_install(tmp_path: Pat
     with pytest.raises(NoAgentInstalled) as caught:
         default_agent(Settings(), {"PATH": path_with(tmp_path)})
     assert caught.value.code == "runner_unavailable"
-    assert "Claude Code" in caught.value.message and "--agent" in caught.value.message
+    assert "Claude Code" in caught.value.message
+    assert "--agent" in caught.value.message
 
 
 def test_the_config_then_the_environment_override_what_is_installed(tmp_path: Path) -> None:
@@ -93,7 +94,8 @@ def test_a_run_with_no_agent_installed_fails_clearly_and_stores_nothing(tmp_path
     env = {"PATH": path_with(tmp_path)}
     run = run_cli("run", "summarise the auth module", home=tmp_path, env=env)
     assert run.returncode != 0
-    assert "runner_unavailable" in run.stderr and "install Claude Code" in run.stderr
+    assert "runner_unavailable" in run.stderr
+    assert "install Claude Code" in run.stderr
     assert "Traceback" not in run.stderr
     listed = run_cli("sessions", "list", "--json", home=tmp_path, env=env)
     assert json.loads(listed.stdout)["sessions"] == []
