@@ -289,7 +289,8 @@ class ClaudeState(RunningTotals):
                 if prompt is not None:
                     self.prompt_title = one_line_title(prompt)
                 elif self.noise_title is None and text.strip():
-                    self.noise_title = one_line_title(text)
+                    # A command as typed (``/clear``), never Claude Code's tags.
+                    self.noise_title = one_line_title(shown_user_text(text))
         elif kind == "system":
             self.compactions += 1
             if not (line.get("isSidechain") and not self.sidechain_file):
