@@ -293,6 +293,7 @@ class Sandbox:
             "DELEGATE_HOME": str(self.data),
             "CLAUDE_CONFIG_DIR": str(self.root / "claude"),
             "CODEX_HOME": str(self.root / "codex"),
+            "DELEGATE_AGENT": "doc-agent",  # over the suite's scripted echo
         }
 
     def set_up(self) -> None:
