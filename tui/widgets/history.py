@@ -28,6 +28,7 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HandoffFailed,
+    HandoffSettled,
     HandoffWritten,
     HistoryEvent,
     ReturnAccepted,
@@ -39,7 +40,7 @@ from core.events import (
     SessionRenamed,
     SessionRestored,
 )
-from core.models import ContextLevel, RunStatus
+from core.models import ContextLevel, HandoffResult, RunStatus
 from tui import formatting as fmt
 from tui import returns_look as look
 from tui.context_levels import LEVEL_STYLES
@@ -337,6 +338,61 @@ class SessionContinuedCell(HistoryCell):
         return Text(f"in {fmt.short_id(e.successor_id)} {how}")
 
 
+class HandoffSettledCell(HistoryCell):
+    """What a hand-off did, whatever it was: the continuation layer's one outcome.
+
+    ``enter`` opens the session the work continues in, else the session itself.
+    """
+
+    HEADINGS: ClassVar[dict[HandoffResult, str]] = {
+        HandoffResult.CONTINUED: "⇢ handed off",
+        HandoffResult.PENDING: "⇢ hand-off waiting",
+        HandoffResult.SPAWN_FAILED: "✗ hand-off not continued",
+        HandoffResult.WRITE_FAILED: "✗ hand-off not written",
+        HandoffResult.ALREADY: "⇢ handed off before",
+        HandoffResult.NOT_DONE: "· no hand-off",
+    }
+
+    def __init__(self, event: HistoryEvent, clock: Clock) -> None:
+        super().__init__(event, clock)
+        assert isinstance(event, HandoffSettled)
+        if event.outcome.result in (HandoffResult.SPAWN_FAILED, HandoffResult.WRITE_FAILED):
+            self.add_class("-failed")
+
+    def heading(self) -> str:
+        assert isinstance(self.event, HandoffSettled)
+        return self.HEADINGS[self.event.outcome.result]
+
+    def opens(self) -> str:
+        assert isinstance(self.event, HandoffSettled)
+        return self.event.outcome.successor_id or self.event.conversation_id
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, HandoffSettled)
+        o = e.outcome
+        text = Text()
+        if o.document is not None:
+            text.append(f"written · {_file_name(o.document.path)}")
+        match o.result:
+            case HandoffResult.CONTINUED | HandoffResult.ALREADY:
+                text.append(f" · continues in {fmt.short_id(o.successor_id or '')}")
+            case HandoffResult.PENDING:
+                text.append(" · waiting for you to continue it", "bold yellow")
+            case HandoffResult.SPAWN_FAILED:
+                text.append(" · the new session did not start: ")
+                text.append(first_line(o.failure or "", 60), "red")
+                text.append(" · waiting for you (HANDOFF_PENDING.md)", "bold yellow")
+            case HandoffResult.WRITE_FAILED:
+                text.append(f"nothing written under {visible(o.folder or '?')}: ")
+                text.append(first_line(o.failure or "", 60), "red")
+                force = f"{o.force_percent}%" if o.force_percent else "the force level"
+                text.append(f" · it keeps working; past {force} it gets no prompt")
+            case HandoffResult.NOT_DONE:
+                text.append(first_line(o.failure or "", 100))
+        return text
+
+
 class CheckpointCell(HistoryCell):
     """A checkpoint marked, a session forked from one, or restored to one."""
 
@@ -539,6 +595,7 @@ def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
         "handoff_written": HandoffWrittenCell,
         "handoff_failed": HandoffFailedCell,
         "session_continued": SessionContinuedCell,
+        "handoff_settled": HandoffSettledCell,
         "checkpoint_marked": CheckpointCell,
         "capsule_saved": CapsuleSavedCell,
         "capsule_injected": CapsuleInjectedCell,
