@@ -380,12 +380,12 @@ class HandoffSettledCell(HistoryCell):
             case HandoffResult.PENDING:
                 text.append(" · waiting for you to continue it", "bold yellow")
             case HandoffResult.SPAWN_FAILED:
-                text.append(" · the new session did not start: ")
-                text.append(first_line(o.failure or "", 60), "red")
+                text.append(" · ")
+                text.append(first_line(o.failure or "the new session did not start", 80), "red")
                 text.append(" · waiting for you (HANDOFF_PENDING.md)", "bold yellow")
             case HandoffResult.WRITE_FAILED:
-                text.append(f"nothing written under {visible(o.folder or '?')}: ")
-                text.append(first_line(o.failure or "", 60), "red")
+                # The reason names the folder it was to be written under.
+                text.append(first_line(o.failure or "nothing written", 100), "red")
                 force = f"{o.force_percent}%" if o.force_percent else "the force level"
                 text.append(f" · it keeps working; past {force} it gets no prompt")
             case HandoffResult.NOT_DONE:
