@@ -316,8 +316,14 @@ class Continuation:
         agent = session.agent_id if session and session.agent_id in orch.settings.agents else None
         repo = repository_of(path)
         cwd = session.cwd if session else str(repo or path.parent)
+        # A sub-agent's successor is its parent's child too: its window is judged
+        # against the parent's as the predecessor's was (the same clamp), and the
+        # parent's own instructions are shared with it once, as with any child.
+        parent = session.parent_id if session is not None else None
+        if parent is not None and not await orch.store.sessions.exists(parent):
+            parent = None  # purged since: the successor stands alone
         [handle] = await orch.delegate(
-            prompt=continuation_prompt(path, text), agent_id=agent, cwd=cwd
+            prompt=continuation_prompt(path, text), agent_id=agent, cwd=cwd, parent_id=parent
         )
         links = orch.store.sessions
         if session is not None:
