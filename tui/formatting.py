@@ -68,7 +68,7 @@ CROSSING_WORDS = {
     ContextLevel.OK: "",
     ContextLevel.NOTIFY: "a hand-off comes at the hand-off level",
     ContextLevel.REMINDER: "a hand-off comes soon",
-    ContextLevel.HANDOFF: "hand-off level: a hand-off document is written for it",
+    ContextLevel.HANDOFF: "hand-off level: its hand-off is asked for (what it did follows)",
     ContextLevel.FORCE: "no further prompt is sent to it",
 }
 """What each context level means for the session, in a person's words."""
