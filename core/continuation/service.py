@@ -13,8 +13,10 @@ every front end renders, also announced as a ``HandoffSettled`` history event.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -41,6 +43,7 @@ from core.documents.handoff_template import (
 )
 from core.errors import ContinuationFailed, DelegateError, DocumentInvalid, UnknownDocument
 from core.events import HandoffFailed, HandoffSettled, HandoffWritten, SessionContinued
+from core.ids import CLAUDE_CODE
 from core.models import (
     ContextDocument,
     DocumentKind,
@@ -60,6 +63,16 @@ log = logging.getLogger(__name__)
 ASK_TIMEOUT_S = 600.0  # how long an agent may take to write its own hand-off
 RECENT_MESSAGES = 30  # the transcript's last messages a hand-off from facts reads
 OURS = "delegate"  # the source of sessions delegate itself launched and drives
+
+
+@dataclass(frozen=True, slots=True)
+class InteractiveStart:
+    """Opening an agent's CLI on a hand-off: the plan to run, the document, and the id
+    the new session gets (None when the CLI names its own)."""
+
+    plan: ReopenPlan
+    document_id: str
+    successor_id: str | None
 
 
 def continuation_prompt(path: Path, text: str) -> str:
@@ -475,6 +488,59 @@ class Continuation:
         return await asyncio.to_thread(
             start_plan, source, self.orchestrator.settings, interactive_prompt(path), cwd=cwd
         )
+
+    async def interactive_start(self, document_id: str) -> InteractiveStart:
+        """:meth:`interactive_plan`, and the id the new session will have when the CLI
+        lets delegate choose it (Claude Code's ``--session-id``), so that once it exists
+        :meth:`adopt` links it to the hand-off (no hooks needed)."""
+        document = await self.document(document_id)
+        plan = await self.interactive_plan(document.document_id)
+        if plan.source != CLAUDE_CODE:
+            return InteractiveStart(plan, document.document_id, None)
+        successor = str(uuid.uuid4())
+        # Options before the prompt (an id we made: never read as anything else).
+        argv = (plan.argv[0], "--session-id", successor, *plan.argv[1:])
+        return InteractiveStart(
+            dataclasses.replace(plan, argv=argv), document.document_id, successor
+        )
+
+    async def adopt(self, document_id: str, successor_id: str) -> Session | None:
+        """Link the session a person started from a waiting hand-off (``successor_id``,
+        once stored) as its continuation: the document consumed, its note gone, the
+        session that wrote it ``handed_off``. None when there is nothing to do (the
+        session is not stored yet, or the document was continued meanwhile)."""
+        orch = self.orchestrator
+        store = orch.store
+        document = await store.documents.get(document_id)
+        if document.status is not DocumentStatus.PENDING:
+            return None  # the hooks, or another process, continued it already
+        try:
+            successor = await store.sessions.get(successor_id)
+        except DelegateError:
+            return None
+        source = await self._source_session(document)
+        if (
+            source is not None
+            and source.continued_in is None
+            and source.conversation_id != successor_id
+        ):
+            await store.sessions.link_continuation(source.conversation_id, successor_id)
+        await store.documents.add_consumer(document.document_id, successor_id)
+        await store.documents.set_status(document.document_id, DocumentStatus.CONSUMED)
+        repo = repository_of(Path(document.path))
+        if repo is not None:
+            await asyncio.to_thread(clear_pending_note, repo)
+        if source is not None:
+            await orch.emit(
+                SessionContinued(
+                    at=orch.clock(),
+                    conversation_id=source.conversation_id,
+                    successor_id=successor_id,
+                    agent_id=source.agent_id,
+                    document_id=document.document_id,
+                )
+            )
+        return await store.sessions.get(successor.conversation_id)
 
     async def _source_session(self, document: ContextDocument) -> Session | None:
         if document.source_session is None:

@@ -4,10 +4,14 @@ cell that said "waiting" says "continued in …", the old session's row is ``han
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
 import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
 from panel_context_data import HANDOFF_DOC, HANDOFFS, NEWEST
 from test_context_handoff import header_text, repo  # noqa: F401  (the fixture)
 from test_context_history import store_events
@@ -15,7 +19,9 @@ from tui_support import (
     FIXED_NOW,
     AppFactory,
     history_cells,
+    notifications,
     session_list,
+    session_with,
     started,
     static_text,
     wait_until,
@@ -25,6 +31,8 @@ from core.config import DB_FILENAME
 from core.documents.handoff_template import HANDOFF_SECTIONS, HandoffHeader, render_handoff
 from core.events import HandoffWritten
 from core.models import SessionState
+from core.store import Store
+from tui.widgets.background_import import BackgroundImport
 
 
 def write_waiting_document(data_dir: Path, repo: Path) -> None:  # noqa: F811
@@ -124,3 +132,58 @@ async def test_a_hand_off_continued_before_the_panel_opened_never_shows_waiting(
         [cell] = [c for c in history_cells(app) if static_text(c).startswith("⇢")]
         assert "hand-off continued" in static_text(cell)
         assert "waiting" not in static_text(cell)
+
+
+async def test_a_claude_code_session_opened_with_ctrl_k_is_linked_once_imported(
+    data_dir: Path,
+    repo: Path,  # noqa: F811
+    tmp_path: Path,
+    make_app: AppFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ctrl+k opens Claude Code with an id delegate chose; once an import stores that
+    session it is the hand-off's continuation: the waiting line goes, the old session is
+    ``handoff`` — with or without the hooks."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "claude"
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.environ["PATH"]]))
+    with sqlite3.connect(data_dir / DB_FILENAME) as db:
+        db.execute(
+            "UPDATE sessions SET source = 'claude-code', agent_id = 'claude-code'"
+            " WHERE conversation_id = ?",
+            (NEWEST,),
+        )
+    app = make_app(data_dir)
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        screen = await started(pilot)
+        await wait_until(pilot, lambda: "hand-off waiting" in header_text(app), what="header")
+        await pilot.press("ctrl+k")
+        await wait_until(
+            pilot, lambda: any("--session-id" in n for n in notifications(app)), what="notice"
+        )
+        notice = next(n for n in notifications(app) if "--session-id" in n)
+        new = re.search(r"--session-id ([0-9a-f-]{36})", notice)
+        assert new is not None
+        successor = new.group(1)
+        # The person worked in it; an import stores it.
+        store = await Store.open(data_dir / DB_FILENAME)
+        try:
+            base = session_with(
+                successor, ["Read the hand-off document", "on it"], title="Read the hand-off"
+            )
+            session = dataclasses.replace(
+                base.session, cwd=str(repo), source="claude-code", agent_id="claude-code"
+            )
+            await store.bulk.insert([dataclasses.replace(base, session=session)])
+        finally:
+            await store.close()
+        screen.background_import.post_message(BackgroundImport.Progressed("", True, final=True))
+        await wait_until(
+            pilot, lambda: "hand-off waiting" not in header_text(app), seconds=10, what="gone"
+        )
+        old = await app.orchestrator.get_session(NEWEST)
+        assert old.continued_in == successor
+        assert old.state is SessionState.HANDED_OFF
