@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from core.models import ContextLevel, RunStatus, SessionMode, Usage
+from core.models import ContextLevel, HandoffOutcome, RunStatus, SessionMode, Usage
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +162,15 @@ class SessionContinued(_Event):
     document_id: str | None = None
 
 
+class HandoffSettled(_Event):
+    """How a hand-off of ``conversation_id`` ended, whatever happened: written or not
+    (and where), continued (in whom) or pending (the note a person reads)."""
+
+    kind: Literal["handoff_settled"] = "handoff_settled"
+    agent_id: str
+    outcome: HandoffOutcome
+
+
 class CheckpointMarked(_Event):
     """A checkpoint was marked (or a session forked from one: ``forked_to``)."""
 
@@ -276,6 +285,7 @@ HistoryEvent = Annotated[
     | HandoffWritten
     | HandoffFailed
     | SessionContinued
+    | HandoffSettled
     | CheckpointMarked
     | CapsuleSaved
     | CapsuleInjected

@@ -291,6 +291,51 @@ class ContextDocument(Strict):
     consumers: tuple[str, ...] = ()
 
 
+class HandoffResult(StrEnum):
+    """How one hand-off ended (seed 003 §4 and edge cases 1-2); see :class:`HandoffOutcome`."""
+
+    CONTINUED = "continued"  # written; the work continues in ``successor_id``
+    PENDING = "pending"  # written; a person continues it (HANDOFF_PENDING.md beside it)
+    WRITE_FAILED = "write_failed"  # nothing written: the session keeps working, refused at force
+    SPAWN_FAILED = "spawn_failed"  # written, the new session did not start: pending, as above
+    ALREADY = "already"  # handed off before: nothing new, the work is in ``successor_id``
+    NOT_DONE = "not_done"  # nothing attempted (one under way, the session unknown)
+
+
+class HandoffOutcome(Strict):
+    """What one hand-off did: the one answer every front end renders.
+
+    ``document``: the hand-off written (None when nothing was); ``folder``: the
+    repository it was written under, or tried; ``successor_id``: the session the
+    work continues in; ``pending_note``: the ``HANDOFF_PENDING.md`` that tells a
+    person how to continue it; ``failure``: what went wrong, in words;
+    ``force_percent``: after a failed write, the level past which delegate sends
+    the session nothing more (until then it keeps working and is asked again).
+    """
+
+    conversation_id: str
+    result: HandoffResult
+    document: ContextDocument | None = None
+    folder: str | None = None
+    successor_id: str | None = None
+    pending_note: str | None = None
+    failure: str | None = None
+    force_percent: int | None = None
+
+    @property
+    def written(self) -> bool:
+        return self.document is not None
+
+    @property
+    def continued(self) -> bool:
+        return self.successor_id is not None
+
+    @property
+    def pending(self) -> bool:
+        """Written, and waiting for a person to continue it."""
+        return self.result in (HandoffResult.PENDING, HandoffResult.SPAWN_FAILED)
+
+
 class ThresholdCrossing(Strict):
     """A context threshold a session crossed (recorded once per level)."""
 

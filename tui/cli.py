@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from core.data_folder import DB_FILENAME, resolve_data_dir
 from core.errors import DelegateError, InternalError, InvalidRequest, StoreError
-from core.models import SessionScope, SessionSort
+from core.models import HandoffOutcome, SessionScope, SessionSort
 from core.redact import redact, redact_data
 
 if TYPE_CHECKING:
@@ -276,7 +276,7 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
-    await _judge_context(orch, handle.conversation_id)
+    handoffs = await _judge_context(orch, handle.conversation_id)
     returned = EXIT_OK
     if launch is not None:
         from tui.cli_returns import report_role_run
@@ -285,7 +285,8 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     elif args.json:
         from core.tools import run_payload
 
-        _print_json({"status": "ok", **run_payload(handle, run)})
+        extra = {"handoff": handoffs[-1].model_dump(mode="json")} if handoffs else {}
+        _print_json({"status": "ok", **run_payload(handle, run), **extra})
     else:
         sys.stdout.write("\n")
     usage = run.usage
@@ -299,22 +300,29 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     return returned if run.status.value == "completed" else EXIT_ERROR
 
 
-async def _judge_context(orch: AgentOrchestrator, conversation_id: str) -> None:
+async def _judge_context(orch: AgentOrchestrator, conversation_id: str) -> list[HandoffOutcome]:
     """Hold the turn just run against the context thresholds (no supervisor may be
-    running), saying on stderr which levels it crossed."""
-    from core.events import BusEvent, ContextThresholdCrossed
+    running), saying on stderr which levels it crossed and what a hand-off did; the
+    hand-offs' outcomes."""
+    from core.events import BusEvent, ContextThresholdCrossed, HandoffSettled
     from core.supervisor.context_monitor import default_continuation, evaluate_context
-    from tui.formatting import crossing_line
+    from tui.formatting import crossing_line, handoff_outcome_line
+
+    outcomes: list[HandoffOutcome] = []
 
     def say(event: BusEvent) -> None:
         if isinstance(event, ContextThresholdCrossed):
             print(crossing_line(event), file=sys.stderr)
+        elif isinstance(event, HandoffSettled) and event.conversation_id == conversation_id:
+            outcomes.append(event.outcome)
+            print(handoff_outcome_line(event.outcome), file=sys.stderr)
 
     remove = orch.bus.add_listener(say)
     try:
         await evaluate_context(orch, [conversation_id], continuation=default_continuation(orch))
     finally:
         remove()
+    return outcomes
 
 
 async def cmd_demo(orch: AgentOrchestrator, args: argparse.Namespace) -> int:

@@ -123,12 +123,16 @@ async def cmd_handoff_show(orch: AgentOrchestrator, args: argparse.Namespace) ->
 
 async def cmd_handoff_write(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.continuation.service import Continuation
+    from tui.formatting import handoff_outcome_line
 
     outcome = await Continuation(orch).hand_off(await orch.resolve_id(args.session))
     if args.json:
         _print_json(
             {
                 "status": "ok" if outcome.document is not None else "error",
+                # The outcome as every front end has it; the keys beside it stay for
+                # scripts written before it.
+                "outcome": outcome.model_dump(mode="json"),
                 "document": document_json(outcome.document) if outcome.document else None,
                 "successor_id": outcome.successor_id,
                 "pending": outcome.pending,
@@ -136,14 +140,7 @@ async def cmd_handoff_write(orch: AgentOrchestrator, args: argparse.Namespace) -
             }
         )
     else:
-        if outcome.document is not None:
-            print(f"hand-off written: {outcome.document.path}")
-        if outcome.successor_id is not None:
-            print(f"continued in session {outcome.successor_id}")
-        elif outcome.pending:
-            print("pending: a person continues it (HANDOFF_PENDING.md beside it)")
-        if outcome.failure is not None:
-            print(f"delegate: {outcome.failure}")
+        print(handoff_outcome_line(outcome))
     return EXIT_OK if outcome.document is not None else EXIT_ERROR
 
 

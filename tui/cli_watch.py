@@ -35,6 +35,7 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HandoffFailed,
+    HandoffSettled,
     HandoffWritten,
     ReturnAccepted,
     ReturnRejected,
@@ -50,6 +51,7 @@ from core.events import (
     WatchStatus,
 )
 from core.orchestrator import AgentOrchestrator
+from tui.formatting import handoff_outcome_line
 
 LOG_FILENAME = "watch.log"
 LOG_BYTES, LOG_BACKUPS = 1_000_000, 3
@@ -212,6 +214,8 @@ def _what(event: BusEvent) -> str:
             )
         case HandoffFailed():
             return f"hand-off of {_short(event.conversation_id)} failed ({event.stage})"
+        case HandoffSettled():
+            return handoff_outcome_line(event.outcome)
         case SessionContinued():
             return f"{_short(event.conversation_id)} continues in {_short(event.successor_id)}"
         case CheckpointMarked():

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from core.events import ContextThresholdCrossed
-from core.models import ContextLevel, ContextUsage, Message, Role
+from core.models import (
+    ContextLevel,
+    ContextUsage,
+    HandoffOutcome,
+    HandoffResult,
+    Message,
+    Role,
+)
 from tui.ages import ago as ago  # re-exported: the formats' one place to look
 from tui.safe_text import first_line, visible
 
@@ -61,7 +68,7 @@ CROSSING_WORDS = {
     ContextLevel.OK: "",
     ContextLevel.NOTIFY: "a hand-off comes at the hand-off level",
     ContextLevel.REMINDER: "a hand-off comes soon",
-    ContextLevel.HANDOFF: "hand-off level: its work is handed off to a new session",
+    ContextLevel.HANDOFF: "hand-off level: its hand-off is asked for (what it did follows)",
     ContextLevel.FORCE: "no further prompt is sent to it",
 }
 """What each context level means for the session, in a person's words."""
@@ -75,6 +82,53 @@ def crossing_line(event: ContextThresholdCrossed) -> str:
         f" ({event.used_tokens:,} / {event.limit_tokens:,} tokens);"
         f" {CROSSING_WORDS[event.level]}"
     )
+
+
+def handoff_outcome_line(outcome: HandoffOutcome) -> str:
+    """What a hand-off did, in one line a person can act on (the CLI, ``delegate watch``,
+    the panel's history): written or not and where, continued in whom or waiting, and
+    what follows a failure. Paths and reasons are shown safe (no control characters)."""
+    who = f"session {short_id(outcome.conversation_id)}"
+    path = visible(outcome.document.path) if outcome.document else ""
+    continue_it = f"`delegate handoff continue {path}`"
+    failure = visible(outcome.failure or "")
+    match outcome.result:
+        case HandoffResult.CONTINUED:
+            return (
+                f"{who}: hand-off written to {path}; its work continues in session"
+                f" {outcome.successor_id}"
+            )
+        case HandoffResult.PENDING:
+            note = f" (see {visible(outcome.pending_note)})" if outcome.pending_note else ""
+            return (
+                f"{who}: hand-off written to {path}; waiting for you to continue it{note}:"
+                f" {continue_it}"
+            )
+        case HandoffResult.SPAWN_FAILED:
+            note = (
+                f"{visible(outcome.pending_note)} says how"
+                if outcome.pending_note
+                else "no pending note could be written"
+            )
+            return (
+                f"{who}: hand-off written to {path} but NOT continued ({failure}); it waits for"
+                f" you: {note}, or run {continue_it}"
+            )
+        case HandoffResult.WRITE_FAILED:
+            force = f"{outcome.force_percent}%" if outcome.force_percent else "the force level"
+            folder = visible(outcome.folder or "its folder")
+            return (
+                f"{who}: hand-off NOT written under {folder} ({failure}); it keeps working and is"
+                f" asked again after its next turn, past {force} delegate sends it nothing more;"
+                f" write one with `delegate handoff write {outcome.conversation_id}` or risk"
+                " losing its context"
+            )
+        case HandoffResult.ALREADY:
+            return (
+                f"{who} was handed off before: its work continues in session {outcome.successor_id}"
+            )
+        case HandoffResult.NOT_DONE:
+            return f"{who}: no hand-off this time ({failure})"
 
 
 def message_number(seq: int) -> str:

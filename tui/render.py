@@ -64,7 +64,7 @@ def sessions_table(
         cells = {
             "id": _label(ids, s.conversation_id),
             "agent": shown(s.agent_id),
-            "state": s.state.value,
+            "state": _state(s, ids),
             "title": shown(s.shown_title) or "(untitled)",
             "where": shown(s.cwd + (f" · {s.git_branch}" if s.git_branch else "")),
             "last": fmt.ago(s.last_interacted_at, now),
@@ -98,6 +98,16 @@ def sessions_table(
         )
 
 
+def _state(session: Session, ids: Mapping[str, str]) -> str:
+    """Its state; a session that handed off names the one its work continues in."""
+    if session.continued_in is None:
+        return session.state.value
+    successor = session.continued_in
+    # On a terminal, a short form (the full id is in `sessions show` and the plain rows).
+    named = ids.get(successor, fmt.short_id(successor)) if ids else successor
+    return f"{session.state.value} → {named}"
+
+
 def _turns(session: Session) -> str:
     """Its turns, or "…" while an import still counts them (listed, not read in full)."""
     return "…" if session.counting else str(session.metrics.turns)
@@ -112,7 +122,7 @@ def _plain_sessions(console: Console, page: SessionPage, now: datetime) -> None:
         cells = (
             s.conversation_id,
             s.agent_id,
-            s.state.value,
+            _state(s, {}),
             fmt.ago(s.last_interacted_at, now),
             _turns(s),
             fmt.meter(s.context),
@@ -151,6 +161,10 @@ def session_detail(
         )
     )
     console.print(Text(shown(session.shown_title), style="italic"))
+    if session.continued_in is not None:
+        console.print(Text(f"handed off: its work continues in {session.continued_in}"))
+    if session.continued_from is not None:
+        console.print(Text(f"continues the work of {session.continued_from}", style="dim"))
     total = max(session.metrics.messages, len(page.messages))
     for back, message in reversed(list(enumerate(page.messages))):  # oldest of the page first
         tool = fmt.tool_label(message)

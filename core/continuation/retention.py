@@ -1,11 +1,12 @@
 """Hand-off retention (seed 003 §6): finished chains to ``archive/``, old archives pruned.
 
-A chain is *finished* when the session now holding its work (the newest of the
-hand-off chain) is archived or gone: the person is done with it. Its documents
-move to ``handoffs/archive/`` (status ``archived``). Archived documents older
-than the project's ``retention_days`` are deleted, with their registry rows; a
-registered document whose file is gone is forgotten. Documents of work still
-going on are never touched.
+A chain (its documents, each following the one before) is judged whole. It is
+*finished* when the session now holding its work (the newest of the hand-off
+chain) is archived or gone: the person is done with it. All its documents move
+to ``handoffs/archive/`` (status ``archived``). An archived chain whose newest
+document is older than the project's ``retention_days`` is deleted, every
+document with its registry row; a registered document whose file is gone is
+forgotten. Documents of work still going on are never touched.
 """
 
 from __future__ import annotations
@@ -40,12 +41,18 @@ class PruneReport:
 async def prune_handoffs(
     orchestrator: AgentOrchestrator, *, now: datetime | None = None, dry_run: bool = False
 ) -> PruneReport:
-    """Archive finished chains, delete expired archives; see the module docstring."""
+    """Archive finished chains, delete expired archives; see the module docstring.
+
+    A chain's documents (linked by the hand-off each follows) are judged as one:
+    archived together once its work is finished, deleted together once its
+    newest document is older than ``retention_days``.
+    """
     orch = orchestrator
     now = now or orch.clock()
     report = PruneReport()
     documents = await orch.store.documents.find(DocumentKind.HANDOFF, limit=SCAN_LIMIT)
     repos: set[Path] = set()
+    present: list[ContextDocument] = []
     for document in sorted(documents, key=lambda d: d.created_at):
         path = Path(document.path)
         repo = repository_of(path)
@@ -56,23 +63,30 @@ async def prune_handoffs(
             if not dry_run:
                 await orch.store.documents.remove([document.document_id])
             continue
-        if document.status is DocumentStatus.ARCHIVED:
-            if document.created_at < now - _retention(orch, repo):
-                report.deleted.append(document.path)
-                if not dry_run:
-                    await asyncio.to_thread(_unlink, path)
-                    await orch.store.documents.remove([document.document_id])
+        present.append(document)
+    for chain in _chains(present):
+        if all(d.status is DocumentStatus.ARCHIVED for d in chain):
+            newest = chain[-1]
+            if newest.created_at < now - _retention(orch, repository_of(Path(newest.path))):
+                for document in chain:
+                    report.deleted.append(document.path)
+                    if not dry_run:
+                        await asyncio.to_thread(_unlink, Path(document.path))
+                        await orch.store.documents.remove([document.document_id])
             continue
-        if not await _finished(orch, document):
-            report.kept += 1
+        if not await _chain_finished(orch, chain):
+            report.kept += sum(d.status is not DocumentStatus.ARCHIVED for d in chain)
             continue
-        if dry_run:
-            report.archived.append(document.path)
-            continue
-        moved = await asyncio.to_thread(archive_file, path)
-        await orch.store.documents.set_path(document.document_id, str(moved))
-        await orch.store.documents.set_status(document.document_id, DocumentStatus.ARCHIVED)
-        report.archived.append(str(moved))
+        for document in chain:
+            if document.status is DocumentStatus.ARCHIVED:
+                continue
+            if dry_run:
+                report.archived.append(document.path)
+                continue
+            moved = await asyncio.to_thread(archive_file, Path(document.path))
+            await orch.store.documents.set_path(document.document_id, str(moved))
+            await orch.store.documents.set_status(document.document_id, DocumentStatus.ARCHIVED)
+            report.archived.append(str(moved))
     # Archived files nobody registered (copied in, or from another data folder).
     registered = {d.path for d in documents}
     for repo in sorted(repos):
@@ -86,30 +100,67 @@ async def prune_handoffs(
     return report
 
 
+def _chains(documents: list[ContextDocument]) -> list[list[ContextDocument]]:
+    """The documents grouped by chain (each follows the one before it), oldest first in
+    each; chains in the order of their oldest document. A link to a document not in
+    ``documents`` ends the walk (it is gone, or past the scan)."""
+    by_id = {d.document_id: d for d in documents}
+    root: dict[str, str] = {}
+
+    def find(document_id: str) -> str:
+        seen: list[str] = []
+        current = document_id
+        while current in root and root[current] != current:
+            seen.append(current)
+            current = root[current]
+        for member in seen:  # shortened for the next walk
+            root[member] = current
+        return current
+
+    for document in documents:
+        root.setdefault(document.document_id, document.document_id)
+        previous = document.previous_id
+        if previous is not None and previous in by_id:
+            root.setdefault(previous, previous)
+            a, b = find(document.document_id), find(previous)
+            if a != b:
+                root[a] = b
+    groups: dict[str, list[ContextDocument]] = {}
+    for document in documents:  # already oldest first
+        groups.setdefault(find(document.document_id), []).append(document)
+    return list(groups.values())
+
+
+async def _chain_finished(orch: AgentOrchestrator, chain: list[ContextDocument]) -> bool:
+    """Whether the work a chain carried ended: every session that wrote or used one of
+    its documents has the newest of its hand-off chain archived or gone. A chain no
+    session wrote or used stays until a person prunes it by hand."""
+    members = {
+        session
+        for document in chain
+        for session in (document.source_session, *document.consumers)
+        if session is not None
+    }
+    if not members:
+        return False
+    store = orch.store
+    for member in sorted(members):
+        if not await store.sessions.exists(member):
+            continue
+        newest = await store.sessions.newest_in_chain(member)
+        if not await store.sessions.exists(newest):
+            continue
+        if (await store.sessions.get(newest)).archived_at is None:
+            return False
+    return True
+
+
 def _retention(orch: AgentOrchestrator, repo: Path | None) -> timedelta:
     try:
         days = effective_context(orch.settings, repo or Path.cwd()).retention_days
     except DelegateError:  # a broken project file: the data folder's setting holds
         days = orch.settings.context.retention_days
     return timedelta(days=days)
-
-
-async def _finished(orch: AgentOrchestrator, document: ContextDocument) -> bool:
-    """Whether the work the document carried ended (its chain's newest session archived
-    or gone). A document no session wrote or used stays until a person prunes it by hand."""
-    start = document.source_session or (document.consumers[0] if document.consumers else None)
-    if start is None:
-        return False
-    store = orch.store
-    if not await store.sessions.exists(start):
-        return True
-    newest = await store.sessions.newest_in_chain(start)
-    for member in (newest, *document.consumers):
-        if not await store.sessions.exists(member):
-            continue
-        if (await store.sessions.get(member)).archived_at is None:
-            return False
-    return True
 
 
 def _is_file(path: Path) -> bool:

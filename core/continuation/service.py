@@ -6,12 +6,14 @@ registers it with its chain, then either continues the work in a new session
 of the same agent, primed with the document and linked old -> new, or, for a
 session a person runs (or with ``auto_continue`` off), leaves
 ``HANDOFF_PENDING.md`` beside it. Expected failures never raise: they come
-back in :class:`HandoffOutcome` and as a ``HandoffFailed`` history event.
+back in :class:`~core.models.HandoffOutcome` (re-exported here), the one answer
+every front end renders, also announced as a ``HandoffSettled`` history event.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from collections.abc import Sequence
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from core.clock import to_us
+from core.config import ContextSettings
 from core.context.thresholds import effective_context
 from core.documents.handoff_facts import (
     IN_FLIGHT,
@@ -49,11 +52,14 @@ from core.documents.handoff_template import (
     validate_handoff,
 )
 from core.errors import ContinuationFailed, DelegateError, DocumentInvalid, UnknownDocument
-from core.events import HandoffFailed, HandoffWritten, SessionContinued
+from core.events import HandoffFailed, HandoffSettled, HandoffWritten, SessionContinued
+from core.ids import CLAUDE_CODE
 from core.models import (
     ContextDocument,
     DocumentKind,
     DocumentStatus,
+    HandoffOutcome,
+    HandoffResult,
     RunStatus,
     Session,
     SessionState,
@@ -71,18 +77,13 @@ OURS = "delegate"  # the source of sessions delegate itself launched and drives
 
 
 @dataclass(frozen=True, slots=True)
-class HandoffOutcome:
-    """What :meth:`Continuation.hand_off` did.
+class InteractiveStart:
+    """Opening an agent's CLI on a hand-off: the plan to run, the document, and the id
+    the new session gets (None when the CLI names its own)."""
 
-    ``document``: the hand-off written (None when writing failed);
-    ``successor_id``: the session the work continues in; ``pending``: a person
-    continues it (``HANDOFF_PENDING.md`` written); ``failure``: what went wrong.
-    """
-
-    document: ContextDocument | None
-    successor_id: str | None = None
-    pending: bool = False
-    failure: str | None = None
+    plan: ReopenPlan
+    document_id: str
+    successor_id: str | None
 
 
 def continuation_prompt(path: Path, text: str) -> str:
@@ -168,24 +169,45 @@ class Continuation:
     # --- hand-off --------------------------------------------------------
 
     async def hand_off(self, conversation_id: str) -> HandoffOutcome:
-        """Write ``conversation_id``'s hand-off and continue (or leave it pending)."""
+        """Write ``conversation_id``'s hand-off and continue (or leave it pending).
+
+        Whatever happened comes back as one :class:`HandoffOutcome`; an attempt
+        (written or not) is also announced as a ``HandoffSettled`` event.
+        """
         orch = self.orchestrator
         try:
             session = await orch.get_session(conversation_id)
         except DelegateError as exc:
-            return HandoffOutcome(None, failure=str(exc))
+            return HandoffOutcome(
+                conversation_id=conversation_id, result=HandoffResult.NOT_DONE, failure=str(exc)
+            )
         cid = session.conversation_id
         if session.continued_in is not None:
             # Already handed off: the work is elsewhere; nothing more to write.
             done = await orch.store.documents.find(DocumentKind.HANDOFF, source_session=cid)
-            return HandoffOutcome(done[0] if done else None, successor_id=session.continued_in)
+            return HandoffOutcome(
+                conversation_id=cid,
+                result=HandoffResult.ALREADY,
+                document=done[0] if done else None,
+                successor_id=session.continued_in,
+            )
         if cid in self._under_way:
-            return HandoffOutcome(None, failure="a hand-off of this session is already under way")
+            return HandoffOutcome(
+                conversation_id=cid,
+                result=HandoffResult.NOT_DONE,
+                failure="a hand-off of this session is already under way",
+            )
         self._under_way.add(cid)
         try:
-            return await self._hand_off(session)
+            outcome = await self._hand_off(session)
         finally:
             self._under_way.discard(cid)
+        await orch.emit(
+            HandoffSettled(
+                at=orch.clock(), conversation_id=cid, agent_id=session.agent_id, outcome=outcome
+            )
+        )
+        return outcome
 
     async def _hand_off(self, session: Session) -> HandoffOutcome:
         orch = self.orchestrator
@@ -222,7 +244,15 @@ class Continuation:
         except (OSError, DocumentInvalid) as exc:
             reason = f"cannot write the hand-off under {repo}: {exc}"
             await self._failed(session, "write", reason)
-            return HandoffOutcome(None, failure=reason)
+            # Edge case 1: the session keeps working, is asked again after its next
+            # turn, and past the force level is sent nothing more.
+            return HandoffOutcome(
+                conversation_id=cid,
+                result=HandoffResult.WRITE_FAILED,
+                folder=str(repo),
+                failure=reason,
+                force_percent=self._context(session).force,
+            )
         document = await register_handoff(
             orch.store,
             document_id=str(uuid.uuid4()),
@@ -236,12 +266,16 @@ class Continuation:
         continues = (
             session.source == OURS
             and session.agent_id in orch.settings.agents
-            and self._auto_continue(session)
+            and self._context(session).auto_continue
         )
         if not continues:
-            await self._leave_pending(session, document, producer, repo)
+            note = await self._leave_pending(session, document, producer, repo)
             return HandoffOutcome(
-                await orch.store.documents.get(document.document_id), pending=True
+                conversation_id=cid,
+                result=HandoffResult.PENDING,
+                document=await orch.store.documents.get(document.document_id),
+                folder=str(repo),
+                pending_note=note,
             )
         await self._written(session, document, producer, pending=False)
         try:
@@ -249,22 +283,31 @@ class Continuation:
         except DelegateError as exc:
             reason = f"cannot start the session that continues it: {exc}"
             await self._failed(session, "spawn", reason)
-            await self._leave_pending(session, document, producer, repo, announce=False)
+            # Edge case 2: the document waits for a person (HANDOFF_PENDING.md).
+            note = await self._leave_pending(session, document, producer, repo, announce=False)
             return HandoffOutcome(
-                await orch.store.documents.get(document.document_id), pending=True, failure=reason
+                conversation_id=cid,
+                result=HandoffResult.SPAWN_FAILED,
+                document=await orch.store.documents.get(document.document_id),
+                folder=str(repo),
+                pending_note=note,
+                failure=reason,
             )
         return HandoffOutcome(
-            await orch.store.documents.get(document.document_id),
+            conversation_id=cid,
+            result=HandoffResult.CONTINUED,
+            document=await orch.store.documents.get(document.document_id),
+            folder=str(repo),
             successor_id=successor.conversation_id,
         )
 
-    def _auto_continue(self, session: Session) -> bool:
-        """``auto_continue`` for the session's project (its own config over the data folder's)."""
+    def _context(self, session: Session) -> ContextSettings:
+        """``[context]`` for the session's project (its own config over the data folder's)."""
         settings = self.orchestrator.settings
         try:
-            return effective_context(settings, session.cwd).auto_continue
-        except DelegateError:  # a broken project file: the data folder's setting holds
-            return settings.context.auto_continue
+            return effective_context(settings, session.cwd)
+        except DelegateError:  # a broken project file: the data folder's settings hold
+            return settings.context
 
     def _drives(self, session: Session) -> bool:
         """Whether delegate can prompt the session now (its own, configured, idle)."""
@@ -332,8 +375,14 @@ class Continuation:
         agent = session.agent_id if session and session.agent_id in orch.settings.agents else None
         repo = repository_of(path)
         cwd = session.cwd if session else str(repo or path.parent)
+        # A sub-agent's successor is its parent's child too: its window is judged
+        # against the parent's as the predecessor's was (the same clamp), and the
+        # parent's own instructions are shared with it once, as with any child.
+        parent = session.parent_id if session is not None else None
+        if parent is not None and not await orch.store.sessions.exists(parent):
+            parent = None  # purged since: the successor stands alone
         [handle] = await orch.delegate(
-            prompt=continuation_prompt(path, text), agent_id=agent, cwd=cwd
+            prompt=continuation_prompt(path, text), agent_id=agent, cwd=cwd, parent_id=parent
         )
         links = orch.store.sessions
         if session is not None:
@@ -370,16 +419,23 @@ class Continuation:
         repo: Path,
         *,
         announce: bool = True,
-    ) -> None:
+    ) -> str | None:
+        """Mark the document pending and write the note beside it; the note's path
+        (None when it could not be written: the document still stands)."""
         orch = self.orchestrator
         command = f"delegate handoff continue {document.path}"
+        note: str | None = None
         try:
-            await asyncio.to_thread(write_pending_note, repo, Path(document.path), command)
+            written = await asyncio.to_thread(
+                write_pending_note, repo, Path(document.path), command
+            )
+            note = str(written)
         except (OSError, DocumentInvalid) as exc:
             log.warning("cannot write the pending note under %s: %s", repo, exc)
         await orch.store.documents.set_status(document.document_id, DocumentStatus.PENDING)
         if announce:
             await self._written(session, document, producer, pending=True)
+        return note
 
     async def _written(
         self, session: Session, document: ContextDocument, producer: str, *, pending: bool
@@ -478,6 +534,59 @@ class Continuation:
         return await asyncio.to_thread(
             start_plan, source, self.orchestrator.settings, interactive_prompt(path), cwd=cwd
         )
+
+    async def interactive_start(self, document_id: str) -> InteractiveStart:
+        """:meth:`interactive_plan`, and the id the new session will have when the CLI
+        lets delegate choose it (Claude Code's ``--session-id``), so that once it exists
+        :meth:`adopt` links it to the hand-off (no hooks needed)."""
+        document = await self.document(document_id)
+        plan = await self.interactive_plan(document.document_id)
+        if plan.source != CLAUDE_CODE:
+            return InteractiveStart(plan, document.document_id, None)
+        successor = str(uuid.uuid4())
+        # Options before the prompt (an id we made: never read as anything else).
+        argv = (plan.argv[0], "--session-id", successor, *plan.argv[1:])
+        return InteractiveStart(
+            dataclasses.replace(plan, argv=argv), document.document_id, successor
+        )
+
+    async def adopt(self, document_id: str, successor_id: str) -> Session | None:
+        """Link the session a person started from a waiting hand-off (``successor_id``,
+        once stored) as its continuation: the document consumed, its note gone, the
+        session that wrote it ``handed_off``. None when there is nothing to do (the
+        session is not stored yet, or the document was continued meanwhile)."""
+        orch = self.orchestrator
+        store = orch.store
+        document = await store.documents.get(document_id)
+        if document.status is not DocumentStatus.PENDING:
+            return None  # the hooks, or another process, continued it already
+        try:
+            successor = await store.sessions.get(successor_id)
+        except DelegateError:
+            return None
+        source = await self._source_session(document)
+        if (
+            source is not None
+            and source.continued_in is None
+            and source.conversation_id != successor_id
+        ):
+            await store.sessions.link_continuation(source.conversation_id, successor_id)
+        await store.documents.add_consumer(document.document_id, successor_id)
+        await store.documents.set_status(document.document_id, DocumentStatus.CONSUMED)
+        repo = repository_of(Path(document.path))
+        if repo is not None:
+            await asyncio.to_thread(clear_pending_note, repo)
+        if source is not None:
+            await orch.emit(
+                SessionContinued(
+                    at=orch.clock(),
+                    conversation_id=source.conversation_id,
+                    successor_id=successor_id,
+                    agent_id=source.agent_id,
+                    document_id=document.document_id,
+                )
+            )
+        return await store.sessions.get(successor.conversation_id)
 
     async def _source_session(self, document: ContextDocument) -> Session | None:
         if document.source_session is None:

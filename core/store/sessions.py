@@ -14,7 +14,14 @@ import aiosqlite
 
 from core.cursors import SessionCursor
 from core.errors import UnknownConversation
-from core.models import Session, SessionScope, SessionSort
+from core.models import (
+    RunStatus,
+    Session,
+    SessionMode,
+    SessionScope,
+    SessionSort,
+    SessionState,
+)
 from core.store.database import Database, id_chunks
 from core.store.rows import clamp_count, clamp_int, session_columns, session_from_row
 from core.store.scope import scope_where
@@ -69,6 +76,9 @@ SQL_KEYS_WITH_PREFIX = (
     " UNION ALL SELECT alias AS key, conversation_id FROM session_aliases"
     " WHERE alias >= ?1 AND alias < ?2 ORDER BY key LIMIT ?3"
 )
+
+# States a session rests in between runs: linking it to a successor hands it off.
+_RESTING = f"('{SessionState.IDLE.value}', '{SessionState.READY.value}')"
 
 # A hand-off chain longer than this is cut (a loop in stored links never hangs a reader).
 CHAIN_LIMIT = 1000
@@ -243,12 +253,17 @@ class SessionsRepository:
     async def link_continuation(self, old_id: str, new_id: str) -> None:
         """Record that ``old_id``'s work continues in ``new_id`` (a hand-off chain link).
 
-        The new session takes the old one's title: it carries on the same work, and
-        its own first prompt is only the text that primes it with the hand-off.
+        The old session is ``handed_off`` from then on (unless a run of it is in
+        flight: that run's end sets its state; it stays linked). The new session
+        takes the old one's title: it carries on the same work, and its own first
+        prompt is only the text that primes it with the hand-off.
         """
         async with self._db.transaction() as db:
             cur = await db.execute(
-                "UPDATE sessions SET continued_in = ? WHERE conversation_id = ?", (new_id, old_id)
+                "UPDATE sessions SET continued_in = ?,"
+                f" state = CASE WHEN state IN {_RESTING} THEN ? ELSE state END"
+                " WHERE conversation_id = ?",
+                (new_id, SessionState.HANDED_OFF.value, old_id),
             )
             if cur.rowcount != 1:
                 raise UnknownConversation(old_id)
@@ -262,12 +277,22 @@ class SessionsRepository:
                 raise UnknownConversation(new_id)
 
     async def unlink_continuation(self, old_id: str, new_id: str) -> None:
-        """Undo :meth:`link_continuation` (the new session never started its work)."""
+        """Undo :meth:`link_continuation` (the new session never started its work): the
+        old session rests as it would after its last run again."""
         async with self._db.transaction() as db:
             await db.execute(
-                "UPDATE sessions SET continued_in = NULL"
+                "UPDATE sessions SET continued_in = NULL, state = CASE WHEN state = ? THEN"
+                " (CASE WHEN mode = ? AND last_run_status = ? THEN ? ELSE ? END) ELSE state END"
                 " WHERE conversation_id = ? AND continued_in = ?",
-                (old_id, new_id),
+                (
+                    SessionState.HANDED_OFF.value,
+                    SessionMode.DETACHED.value,
+                    RunStatus.COMPLETED.value,
+                    SessionState.READY.value,
+                    SessionState.IDLE.value,
+                    old_id,
+                    new_id,
+                ),
             )
             await db.execute(
                 "UPDATE sessions SET continued_from = NULL"

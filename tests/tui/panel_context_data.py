@@ -128,13 +128,16 @@ async def insert_chain(data_dir: Path, repo: Path) -> None:
         " WHERE conversation_id = ?",
         (NEWEST,),
     )
-    for old, new in ((FIRST, MIDDLE), (MIDDLE, NEWEST)):
-        _update(
-            data_dir, "UPDATE sessions SET continued_in = ? WHERE conversation_id = ?", (new, old)
-        )
-        _update(
-            data_dir, "UPDATE sessions SET continued_from = ? WHERE conversation_id = ?", (old, new)
-        )
+    store = await Store.open(data_dir / DB_FILENAME)
+    try:  # linked as a continuation links them: the older ones are handed off
+        for old, new in ((FIRST, MIDDLE), (MIDDLE, NEWEST)):
+            title = (await store.sessions.get(new)).title
+            await store.sessions.link_continuation(old, new)
+            _update(
+                data_dir, "UPDATE sessions SET title = ? WHERE conversation_id = ?", (title, new)
+            )
+    finally:
+        await store.close()
     _update(
         data_dir,
         "UPDATE sessions SET parent_id = ?, context_limit = 32000, clamped_from = 200000,"

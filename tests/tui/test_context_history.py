@@ -140,8 +140,9 @@ async def test_each_context_event_has_a_cell_that_says_what_happened(
             ("child clamped", f"tester · {CLAMPED[:8]} clamped to 32k tokens (this window 200k)"),
             ("hand-off failed", "writing: disk full\\x1b[2J while writing · retried"),
             (
-                "hand-off waiting",
-                "from facts · handoff-2026-11-21-205600.md · waiting for you to continue it",
+                # It waited for a person; the session continued later names it.
+                "hand-off continued",
+                f"from facts · handoff-2026-11-21-205600.md · continued in {NEWEST[:8]}",
             ),
             ("hand-off written", "by the agent · handoff-2026-11-21-205600.md"),
             ("continued", f"in {NEWEST[:8]} from its hand-off"),

@@ -373,6 +373,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         # How often a supervisor that fell back to polling re-scans (for the status line).
         self.polling_every_s = polling_every_s
         self._watch_note = ""
+        # A hand-off opened in an agent's CLI: (document, the new session's id) to link
+        # once an import has stored that session.
+        self._adopting: tuple[str, str] | None = None
         # A run silent this long shows its agent's stderr in the preview.
         self.run_quiet_seconds = run_quiet_seconds
         self.clock = clock
@@ -989,11 +992,33 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         from core.continuation.service import Continuation  # deferred: see _continue_here
 
         try:
-            plan = await Continuation(self.orchestrator).interactive_plan(document_id)
+            start = await Continuation(self.orchestrator).interactive_start(document_id)
         except DelegateError as exc:
             self.notify(exc.message, title="Cannot open it", severity="warning", markup=False)
             return
-        await self._hand_over(plan, new_session=True)
+        if start.successor_id is not None:
+            # Once the new session is imported it is linked to the hand-off (the hooks
+            # may do it first): nothing says the hand-off still waits.
+            self._adopting = (start.document_id, start.successor_id)
+        await self._hand_over(start.plan, new_session=True)
+        if self.import_roots is None:
+            self._adopt_handoff()
+
+    @work(group="adopt", exclusive=True, name="linking the hand-off's session", exit_on_error=False)
+    async def _adopt_handoff(self) -> None:
+        """Link the session a person opened on a hand-off, once it is stored."""
+        from core.continuation.service import Continuation  # deferred: see _continue_here
+
+        if self._adopting is None:
+            return
+        document_id, successor_id = self._adopting
+        try:
+            adopted = await Continuation(self.orchestrator).adopt(document_id, successor_id)
+        except DelegateError:
+            return  # the document went (pruned, purged): nothing is waiting any more
+        if adopted is not None:
+            self._adopting = None
+            self._reload_keeping_highlight()
 
     @work(group="runs", name="continuing the hand-off", exit_on_error=False)
     async def _continue_here(self, waiting: WaitingHandoff) -> None:
@@ -1435,6 +1460,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def _import_progressed(self, event: BackgroundImport.Progressed) -> None:
         if self._detached:
             return
+        if event.final and self._adopting is not None:
+            self._adopt_handoff()
         if event.sessions_changed:
             self._status_soon.cancel()
             self._reload_keeping_highlight()

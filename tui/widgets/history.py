@@ -28,6 +28,7 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HandoffFailed,
+    HandoffSettled,
     HandoffWritten,
     HistoryEvent,
     ReturnAccepted,
@@ -39,7 +40,7 @@ from core.events import (
     SessionRenamed,
     SessionRestored,
 )
-from core.models import ContextLevel, RunStatus
+from core.models import ContextLevel, HandoffResult, RunStatus
 from tui import formatting as fmt
 from tui import returns_look as look
 from tui.context_levels import LEVEL_STYLES
@@ -290,19 +291,46 @@ def _file_name(path: str) -> str:
     return visible(path.rsplit("/", 1)[-1]) or "(no file)"
 
 
-class HandoffWrittenCell(HistoryCell):
+class WaitingHandoffCell(HistoryCell):
+    """A cell about a hand-off that waited for a person: once a session continues that
+    document (a later ``session_continued`` naming it), it says so, live, and ``enter``
+    opens the successor."""
+
+    successor_id: str | None = None
+
+    def waiting_document(self) -> str | None:
+        """The document this cell says waits for a person (None: it says nothing waits)."""
+        return None
+
+    def continued(self, successor_id: str) -> None:
+        self.successor_id = successor_id
+        self.refresh(layout=True)
+
+    def opens(self) -> str:
+        return self.successor_id or self.event.conversation_id
+
+
+class HandoffWrittenCell(WaitingHandoffCell):
     """A hand-off document was written; pending: a person continues it."""
+
+    def waiting_document(self) -> str | None:
+        assert isinstance(self.event, HandoffWritten)
+        return self.event.document_id if self.event.pending else None
 
     def heading(self) -> str:
         assert isinstance(self.event, HandoffWritten)
-        return "⇢ hand-off waiting" if self.event.pending else "⇢ hand-off written"
+        if not self.event.pending:
+            return "⇢ hand-off written"
+        return "⇢ hand-off continued" if self.successor_id else "⇢ hand-off waiting"
 
     def detail(self) -> Text:
         e = self.event
         assert isinstance(e, HandoffWritten)
         by = {"agent": "by the agent", "facts": "from facts"}.get(e.producer, e.producer)
         text = Text(f"{visible(by)} · {_file_name(e.path)}")
-        if e.pending:
+        if self.successor_id:
+            text.append(f" · continued in {fmt.short_id(visible(self.successor_id))}", "cyan")
+        elif e.pending:
             text.append(" · waiting for you to continue it", "bold yellow")
         return text
 
@@ -335,6 +363,70 @@ class SessionContinuedCell(HistoryCell):
         assert isinstance(e, SessionContinued)
         how = "from its hand-off" if e.document_id else "without a hand-off document"
         return Text(f"in {fmt.short_id(e.successor_id)} {how}")
+
+
+class HandoffSettledCell(WaitingHandoffCell):
+    """What a hand-off did, whatever it was: the continuation layer's one outcome.
+
+    ``enter`` opens the session the work continues in, else the session itself.
+    """
+
+    HEADINGS: ClassVar[dict[HandoffResult, str]] = {
+        HandoffResult.CONTINUED: "⇢ handed off",
+        HandoffResult.PENDING: "⇢ hand-off waiting",
+        HandoffResult.SPAWN_FAILED: "✗ hand-off not continued",
+        HandoffResult.WRITE_FAILED: "✗ hand-off not written",
+        HandoffResult.ALREADY: "⇢ handed off before",
+        HandoffResult.NOT_DONE: "· no hand-off",
+    }
+
+    def __init__(self, event: HistoryEvent, clock: Clock) -> None:
+        super().__init__(event, clock)
+        assert isinstance(event, HandoffSettled)
+        if event.outcome.result in (HandoffResult.SPAWN_FAILED, HandoffResult.WRITE_FAILED):
+            self.add_class("-failed")
+
+    def waiting_document(self) -> str | None:
+        assert isinstance(self.event, HandoffSettled)
+        outcome = self.event.outcome
+        return outcome.document.document_id if outcome.pending and outcome.document else None
+
+    def heading(self) -> str:
+        assert isinstance(self.event, HandoffSettled)
+        if self.successor_id:
+            return "⇢ hand-off continued"
+        return self.HEADINGS[self.event.outcome.result]
+
+    def opens(self) -> str:
+        assert isinstance(self.event, HandoffSettled)
+        return self.successor_id or self.event.outcome.successor_id or self.event.conversation_id
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, HandoffSettled)
+        o = e.outcome
+        text = Text()
+        if o.document is not None:
+            text.append(f"written · {_file_name(o.document.path)}")
+        match o.result:
+            case HandoffResult.CONTINUED | HandoffResult.ALREADY:
+                text.append(f" · continues in {fmt.short_id(o.successor_id or '')}")
+            case HandoffResult.PENDING | HandoffResult.SPAWN_FAILED if self.successor_id:
+                text.append(f" · continued in {fmt.short_id(visible(self.successor_id))}", "cyan")
+            case HandoffResult.PENDING:
+                text.append(" · waiting for you to continue it", "bold yellow")
+            case HandoffResult.SPAWN_FAILED:
+                text.append(" · ")
+                text.append(first_line(o.failure or "the new session did not start", 80), "red")
+                text.append(" · waiting for you (HANDOFF_PENDING.md)", "bold yellow")
+            case HandoffResult.WRITE_FAILED:
+                # The reason names the folder it was to be written under.
+                text.append(first_line(o.failure or "nothing written", 100), "red")
+                force = f"{o.force_percent}%" if o.force_percent else "the force level"
+                text.append(f" · it keeps working; past {force} it gets no prompt")
+            case HandoffResult.NOT_DONE:
+                text.append(first_line(o.failure or "", 100))
+        return text
 
 
 class CheckpointCell(HistoryCell):
@@ -539,6 +631,7 @@ def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
         "handoff_written": HandoffWrittenCell,
         "handoff_failed": HandoffFailedCell,
         "session_continued": SessionContinuedCell,
+        "handoff_settled": HandoffSettledCell,
         "checkpoint_marked": CheckpointCell,
         "capsule_saved": CapsuleSavedCell,
         "capsule_injected": CapsuleInjectedCell,
@@ -610,7 +703,9 @@ class HistoryTimeline(ForwardsWorkerErrors, VerticalScroll):
             return
         for placeholder in self.query("#history-empty"):
             placeholder.remove()
-        mounted = self.mount_all([cell_for(e, self._clock) for e in fresh])
+        new_cells = [cell_for(e, self._clock) for e in fresh]
+        self._mark_continued([*self.query(WaitingHandoffCell), *new_cells], fresh)
+        mounted = self.mount_all(new_cells)
         cells = list(self.query(HistoryCell))
         for stale in cells[: max(0, len(cells) - self.MAX_CELLS)]:
             self._shown.discard(event_key(stale.event))
@@ -622,6 +717,24 @@ class HistoryTimeline(ForwardsWorkerErrors, VerticalScroll):
             self.call_after_refresh(self._follow_newest)
 
         self.call_later(newest_in_view)
+
+    @staticmethod
+    def _mark_continued(cells: list[HistoryCell], events: list[HistoryEvent]) -> None:
+        """Cells saying a hand-off waits, whose document a session in ``events`` continued,
+        say it was continued (and by whom) from now on."""
+        continued = {
+            e.document_id: e.successor_id
+            for e in events
+            if isinstance(e, SessionContinued) and e.document_id
+        }
+        if not continued:
+            return
+        for cell in cells:
+            if not isinstance(cell, WaitingHandoffCell):
+                continue
+            document = cell.waiting_document()
+            if document is not None and document in continued:
+                cell.continued(continued[document])
 
     def _follow_newest(self) -> None:
         """Scroll to the newest cell; once the cells overflow, stay anchored there, so a

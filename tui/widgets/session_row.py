@@ -25,7 +25,7 @@ STATE_BADGES = {
     SessionState.RUNNING: ("running", "bold yellow"),
     SessionState.PENDING: ("pending", "bold magenta"),
     SessionState.READY: ("ready", "bold cyan"),
-    SessionState.HANDED_OFF: ("handed-off", "dim"),
+    SessionState.HANDED_OFF: ("handoff", "dim"),  # its work continues in a successor
 }
 # The words a search matched, inside the snippet shown under the row.
 HIGHLIGHT_STYLE = "bold black on yellow"
@@ -98,9 +98,11 @@ def _fold(session: Session, expanded: bool | None, *, short: bool = False) -> Te
 
 
 def _signals(session: Session) -> Text:
-    """What follows the title: the last run's trouble."""
+    """What follows the title: the session its work continues in, or the last run's trouble."""
     text = Text()
-    if session.last_run_status is RunStatus.FAILED:
+    if session.continued_in is not None:
+        text.append(f"  → {fmt.short_id(visible(session.continued_in))}", "cyan")
+    elif session.last_run_status is RunStatus.FAILED:
         text.append("  ✗ last run failed", "red")
     elif session.last_run_status is RunStatus.INTERRUPTED:
         text.append("  ⚠ last run interrupted", "dark_orange")
