@@ -29,6 +29,7 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HandoffFailed,
+    HandoffSettled,
     HandoffWritten,
     HistoryEvent,
     ReturnAccepted,
@@ -40,7 +41,14 @@ from core.events import (
     SessionRenamed,
     SessionRestored,
 )
-from core.models import ContextLevel, RunStatus, SessionMode, Usage
+from core.models import (
+    ContextLevel,
+    HandoffOutcome,
+    HandoffResult,
+    RunStatus,
+    SessionMode,
+    Usage,
+)
 from core.store import Store
 from tui.cli import main
 
@@ -160,6 +168,21 @@ SAMPLES: list[tuple[HistoryEvent, str]] = [
             at=AT, conversation_id=CID, agent_id="echo", stage="spawn", reason="no such agent"
         ),
         "no such agent",
+    ),
+    (
+        HandoffSettled(
+            at=AT,
+            conversation_id=CID,
+            agent_id="echo",
+            outcome=HandoffOutcome(
+                conversation_id=CID,
+                result=HandoffResult.WRITE_FAILED,
+                folder="/repo",
+                failure="not a folder",
+                force_percent=90,
+            ),
+        ),
+        "NOT written",
     ),
     (
         SessionContinued(

@@ -24,6 +24,7 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HandoffFailed,
+    HandoffSettled,
     HandoffWritten,
     HistoryEvent,
     ReturnAccepted,
@@ -102,6 +103,8 @@ def detail(event: HistoryEvent) -> str:
                 f"{look.role_label(event.role)} of group {event.group_id}"
                 f" · {look.rule_words(event.rule)}: {event.reason} · {event.tokens:,} tokens"
             )
+        case HandoffSettled():
+            return fmt.handoff_outcome_line(event.outcome)
         case ChainEnded():
             return (
                 f"group {event.group_id} of {event.artifacts_session}"

@@ -20,8 +20,7 @@ from typing import Any
 
 from core.clock import to_us
 from core.context.thresholds import HandOff
-from core.continuation.service import HandoffOutcome
-from core.models import ContextDocument, ContextLevel, DocumentKind, DocumentStatus
+from core.models import ContextDocument, ContextLevel, DocumentKind, DocumentStatus, HandoffOutcome
 from core.orchestrator import AgentOrchestrator
 from core.supervisor.context_monitor import (
     HANDOFF_LEASE_S,
