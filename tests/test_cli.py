@@ -60,8 +60,13 @@ def test_tool_list_pages_newest_first(demo_dir: Path) -> None:
 
 
 def test_tool_follow_up_grows_the_conversation(data: Path) -> None:
-    top = json_out(cli(data, "tool", "delegate_sessions", '{"operation":"list","limit":1}'))
-    session = top["sessions"][0]
+    top = json_out(cli(data, "tool", "delegate_sessions", '{"operation":"list","limit":20}'))
+    # One with room in its window: a turn that crosses a context level hands off.
+    session = next(
+        s
+        for s in top["sessions"]
+        if s["context"]["used_tokens"] < s["context"]["limit_tokens"] * 0.4
+    )
     cid, before = session["conversation_id"], session["metrics"]["messages"]
 
     runs = []
