@@ -1101,6 +1101,7 @@ class AgentOrchestrator:
         capsule: str | None = None,
         accept: CapsuleAcceptance | None = None,
         roles: Sequence[RoleLaunch] | None = None,
+        document: str = "",
     ) -> list[RunHandle]:
         """Launch new delegates, or follow up on ``conversation_id``.
 
@@ -1119,6 +1120,10 @@ class AgentOrchestrator:
         It is checked first (refused over budget, with secrets or stale unless
         ``accept`` says so; nothing is started then) and its body goes into the first
         prompt under ``## Context Capsule``, after the task (seed 000).
+
+        ``document`` (launches only): the text of a document the launch continues
+        from (a hand-off), sent after the prompt and stored as context, as a capsule's
+        block is (a sub-agent of the session inherits both).
 
         ``roles`` (launches only, one per launch in order): each launch runs as that
         role of its group (seed 002). Its first prompt gets the prior hand-off block
@@ -1190,7 +1195,9 @@ class AgentOrchestrator:
                     plans, capsules, prepared, strict=True
                 ):
                     started.append(
-                        await launch(p, agent, runner, where, request.mode, parent, carried, role)
+                        await launch(
+                            p, agent, runner, where, request.mode, parent, carried, role, document
+                        )
                     )
                 return started
             assert request.prompt is not None
@@ -1201,7 +1208,15 @@ class AgentOrchestrator:
             role = await self._role_folders(planned_one)
             started.append(
                 await launch(
-                    request.prompt, agent, runner, where, request.mode, parent, carried, role
+                    request.prompt,
+                    agent,
+                    runner,
+                    where,
+                    request.mode,
+                    parent,
+                    carried,
+                    role,
+                    document,
                 )
             )
             return started
@@ -1268,11 +1283,15 @@ class AgentOrchestrator:
             raise InvalidRequest(f"cwd: {cwd!r} is not a directory")
         return _existing_cwd(cwd)
 
-    async def _prompt_message(self, prompt: str, run_id: str, at_us: int) -> NewMessage:
+    async def _prompt_message(
+        self, prompt: str, run_id: str, at_us: int, category: MessageCategory | None = None
+    ) -> NewMessage:
         from core.tokens import count_tokens
 
         tokens = await asyncio.to_thread(count_tokens, prompt)
-        return NewMessage(self._new_id(), Role.USER, prompt, at_us, tokens, run_id=run_id)
+        return NewMessage(
+            self._new_id(), Role.USER, prompt, at_us, tokens, run_id=run_id, category=category
+        )
 
     async def _launch(
         self,
@@ -1284,9 +1303,18 @@ class AgentOrchestrator:
         parent: Session | None = None,
         capsule: PreparedCapsule | None = None,
         role: PreparedRole | None = None,
+        document: str = "",
     ) -> RunHandle:
         request, started = await self._record_launch(
-            prompt, agent_id, runner, cwd, mode, parent=parent, capsule=capsule, role=role
+            prompt,
+            agent_id,
+            runner,
+            cwd,
+            mode,
+            parent=parent,
+            capsule=capsule,
+            role=role,
+            document=document,
         )
         if role is not None:
             self._roles[request.run_id] = role
@@ -1304,6 +1332,7 @@ class AgentOrchestrator:
         parent: Session | None = None,
         capsule: PreparedCapsule | None = None,
         role: PreparedRole | None = None,
+        document: str = "",
     ) -> tuple[RunRequest, HistoryEvent]:
         """Store the new session and its first run (owned by ``owner``, else this process).
 
@@ -1311,17 +1340,21 @@ class AgentOrchestrator:
         parent's) and starts with the parent's system and context messages.
         With a ``capsule`` the first prompt carries it, and the run, the session
         and the capsule's registry row record it. As a ``role`` of a group, the prior
-        hand-off block comes first and the hand-off protocol last.
+        hand-off block comes first and the hand-off protocol last. What the prompt
+        carries (the capsule block, a hand-off ``document``) is stored as a context
+        message after the prompt: a sub-agent inherits it, the turn is the task.
         """
         from core.context import subagents
         from core.context.windows import launch_window
-        from core.documents.prompt import compose_launch_prompt
+        from core.documents.prompt import carried_context, compose_launch_prompt
         from core.gitinfo import current_branch
         from core.runners import RunRequest
 
         title = title_from_prompt(prompt)
         injected = capsule.injected if capsule is not None else None
-        prompt = compose_launch_prompt(prompt, capsule=injected)
+        carried = carried_context(capsule=injected, document=document)
+        asked = role.first_prompt(prompt) if role is not None else prompt
+        prompt = compose_launch_prompt(prompt, capsule=injected, document=document)
         if role is not None:
             prompt = role.first_prompt(prompt)
         now = self.clock()
@@ -1333,7 +1366,14 @@ class AgentOrchestrator:
         # An agent that writes its own transcript (a real CLI) is the record
         # of the conversation: the importer indexes its file instead.
         message = (
-            None if runner.owns_transcript else await self._prompt_message(prompt, run_id, at_us)
+            None
+            if runner.owns_transcript
+            else await self._prompt_message(asked if carried else prompt, run_id, at_us)
+        )
+        context = (
+            [await self._prompt_message(carried, run_id, at_us, MessageCategory.CONTEXT)]
+            if carried and not runner.owns_transcript
+            else []
         )
         window = subagents.child_window(
             limit, window_source, parent.context.limit_tokens if parent is not None else 0
@@ -1379,6 +1419,7 @@ class AgentOrchestrator:
                 ),
                 message,
                 shared,
+                context,
             ),
         )
         if parent is not None and window.clamped_from is not None:
@@ -1974,6 +2015,7 @@ class AgentOrchestrator:
         parent: Session | None = None,
         capsule: PreparedCapsule | None = None,
         role: PreparedRole | None = None,
+        document: str = "",
     ) -> RunHandle:
         """A launch its own worker process drives; returns once it is recorded."""
         await self._warm_up(prompt)
@@ -1989,6 +2031,7 @@ class AgentOrchestrator:
                 parent=parent,
                 capsule=capsule,
                 role=role,
+                document=document,
             ),
             role,
         )

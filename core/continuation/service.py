@@ -74,13 +74,18 @@ class HandoffOutcome:
     failure: str | None = None
 
 
-def continuation_prompt(path: Path, text: str) -> str:
-    """The first prompt of a continuing session: the hand-off itself, and what to do."""
-    return (
+def continuation_prompt(path: Path, text: str = "") -> str:
+    """The first prompt of a continuing session: what to do, then the hand-off ``text``.
+
+    A launch delegate records passes the text apart (``delegate(document=...)``), so it
+    is stored as context that a sub-agent of the new session inherits.
+    """
+    prompt = (
         "You continue the work of a previous session that handed off (its context"
         " window was filling up). Its hand-off document follows; it is also at"
-        f" {path}. Read it completely, then continue the work from its Next Steps.\n\n{text}"
+        f" {path}. Read it completely, then continue the work from its Next Steps."
     )
+    return f"{prompt}\n\n{text}" if text else prompt
 
 
 def interactive_prompt(path: Path) -> str:
@@ -287,7 +292,7 @@ class Continuation:
         repo = repository_of(path)
         cwd = session.cwd if session else str(repo or path.parent)
         [handle] = await orch.delegate(
-            prompt=continuation_prompt(path, text), agent_id=agent, cwd=cwd
+            prompt=continuation_prompt(path), agent_id=agent, cwd=cwd, document=text
         )
         links = orch.store.sessions
         if session is not None:
