@@ -83,6 +83,11 @@ out of the reusable pool into the archive once you are done with it (kept; resto
 characters; null clears).
 - {"operation": "purge", "conversation_id", "force"?}: free what is stored for an \
 archived session (force: one still in the pool); it never comes back from an import.
+- {"operation": "capsule_gaps", "conversation_id"?, "limit"?} -> {"gaps": [{"at", \
+"conversation_id", "run_id", "agent_id", "capsule_id", "source_id", "note"}]}: what \
+sub-agents launched with a context capsule said it lacked ("Capsule Gap:" lines), newest \
+first (default 10); with conversation_id, those told to that session (source_id, which \
+also gets them in its next prompt) or reported by it.
 Errors: invalid_request (the message names the field), invalid_cursor, \
 unknown_conversation, dismiss_refused, has_dependants (purge: other sessions depend on it; \
 error.dependants lists them; force purges anyway)."""

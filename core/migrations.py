@@ -584,6 +584,11 @@ CREATE INDEX source_files_problems ON source_files (path)
     16: """
 ALTER TABLE sessions ADD COLUMN counting INTEGER NOT NULL DEFAULT 0;
 """,
+    # Capsule gaps reach the main agent (seed 000): a session's next prompt carries the
+    # gaps reported to it since its last run, found by time without scanning the history.
+    17: """
+CREATE INDEX history_capsule_gaps ON history (at) WHERE kind = 'capsule_gap';
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

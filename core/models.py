@@ -432,11 +432,20 @@ class SessionsRequest(Strict):
     """``delegate_sessions``: list, search, page messages, archive, restore, rename, purge."""
 
     operation: Literal[
-        "list", "messages", "dismiss", "search", "restore", "rename", "purge", "context"
+        "list",
+        "messages",
+        "dismiss",
+        "search",
+        "restore",
+        "rename",
+        "purge",
+        "context",
+        "capsule_gaps",
     ] = Field(
         description="list sessions, page a session's messages, search, dismiss (archive),"
-        " restore from the archive, rename, purge an archived session, or report a"
-        " session's context (figures, window, thresholds, chain)"
+        " restore from the archive, rename, purge an archived session, report a"
+        " session's context (figures, window, thresholds, chain), or list the capsule"
+        " gaps sub-agents reported (all, or those told to or by conversation_id)"
     )
     conversation_id: NonEmptyText | None = Field(
         default=None,
@@ -476,6 +485,8 @@ class SessionsRequest(Strict):
             raise ValueError("archived and sort apply to operation 'list' only")
         if (self.operation == "search") != (self.query is not None):
             raise ValueError("query is required for operation 'search', and only for it")
+        if op == "capsule_gaps" and self.cursor is not None:
+            raise ValueError("cursor does not apply to operation 'capsule_gaps'")
         if self.operation == "search" and self.conversation_id is not None:
             raise ValueError("conversation_id does not apply to operation 'search'")
         return self

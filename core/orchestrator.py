@@ -1555,8 +1555,13 @@ class AgentOrchestrator:
         """``prompt`` after the notes recorded for this session since its last run began."""
         from core.context import subagents
 
+        from core.capsules.gaps import with_gaps
+
         since_us = await self.store.runs.last_started_us(conversation_id)
         notes = await self.store.history.child_notes(conversation_id, since_us)
+        gaps = await self.store.history.capsule_gaps(conversation_id, since_us=since_us)
+        told = [g for g in reversed(gaps) if isinstance(g, CapsuleGap) and g.source_id == conversation_id]
+        prompt = with_gaps(prompt, told)
         return subagents.with_notes(prompt, [n for n in notes if isinstance(n, ChildClamped)])
 
     async def _parent_context(self, parent: Session) -> list[Message]:
@@ -1978,6 +1983,7 @@ class AgentOrchestrator:
         session = await self.store.sessions.get(request.conversation_id)
         if session.capsule_id is None:
             return
+        told = await self._gap_source(session, session.capsule_id)
         for note in notes:
             await self._emit(
                 CapsuleGap(
@@ -1987,8 +1993,29 @@ class AgentOrchestrator:
                     agent_id=request.agent_id,
                     document_id=session.capsule_id,
                     note=note,
+                    source_id=told,
                 )
             )
+
+    async def _gap_source(self, session: Session, capsule_id: str) -> str | None:
+        """The main session a gap is told to: the capsule's source session when it is one
+        of ours (its marker is free text), else the reporter's parent."""
+        try:
+            source = (await self.store.documents.get(capsule_id)).source_session
+        except DelegateError:  # the registry row was pruned since
+            source = None
+        if source and source != session.conversation_id:
+            try:
+                return (await self.store.sessions.get(source)).conversation_id
+            except UnknownConversation:
+                pass
+        return session.parent_id
+
+    async def capsule_gaps(self, conversation_id: str | None = None, limit: int = 10) -> list[CapsuleGap]:
+        """Capsule gaps newest first: all, or those reported to or by a session."""
+        cid = await self.resolve_id(conversation_id) if conversation_id is not None else None
+        gaps = await self.store.history.capsule_gaps(cid, limit=limit)
+        return [g for g in gaps if isinstance(g, CapsuleGap)]
 
     # --- detached runs: a worker process of their own (core/detached.py) ------
 
