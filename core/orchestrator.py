@@ -1553,14 +1553,17 @@ class AgentOrchestrator:
 
     async def _with_parent_notes(self, conversation_id: str, prompt: str) -> str:
         """``prompt`` after the notes recorded for this session since its last run began."""
-        from core.context import subagents
-
         from core.capsules.gaps import with_gaps
+        from core.context import subagents
 
         since_us = await self.store.runs.last_started_us(conversation_id)
         notes = await self.store.history.child_notes(conversation_id, since_us)
         gaps = await self.store.history.capsule_gaps(conversation_id, since_us=since_us)
-        told = [g for g in reversed(gaps) if isinstance(g, CapsuleGap) and g.source_id == conversation_id]
+        told = [
+            g
+            for g in reversed(gaps)
+            if isinstance(g, CapsuleGap) and g.source_id == conversation_id
+        ]
         prompt = with_gaps(prompt, told)
         return subagents.with_notes(prompt, [n for n in notes if isinstance(n, ChildClamped)])
 
@@ -2011,7 +2014,9 @@ class AgentOrchestrator:
                 pass
         return session.parent_id
 
-    async def capsule_gaps(self, conversation_id: str | None = None, limit: int = 10) -> list[CapsuleGap]:
+    async def capsule_gaps(
+        self, conversation_id: str | None = None, limit: int = 10
+    ) -> list[CapsuleGap]:
         """Capsule gaps newest first: all, or those reported to or by a session."""
         cid = await self.resolve_id(conversation_id) if conversation_id is not None else None
         gaps = await self.store.history.capsule_gaps(cid, limit=limit)

@@ -141,7 +141,9 @@ class HistoryRepository:
         if session is not None:
             sql += " AND (conversation_id = ? OR json_extract(payload, '$.source_id') = ?)"
             params = (*params, session, session)
-        rows = await self._db.fetch_all(sql + " ORDER BY at DESC, id DESC LIMIT ?", (*params, limit))
+        rows = await self._db.fetch_all(
+            sql + " ORDER BY at DESC, id DESC LIMIT ?", (*params, limit)
+        )
         gaps: list[HistoryEvent] = []
         for row in rows:
             try:

@@ -84,7 +84,7 @@ def test_session_takes_a_free_marker_as_the_source_session(
     text = Path(json.loads(out)["path"]).read_text(encoding="utf-8")
     lines = text.splitlines()
     closing = lines.index("---", 1)
-    front, problems = read_front_matter(lines[1:closing], 2, closing + 1)
+    front, _problems = read_front_matter(lines[1:closing], 2, closing + 1)
     assert front.source_session == MARKER
     assert json.loads(out)["document"]["source_session"] == MARKER
 
@@ -107,11 +107,11 @@ def test_a_marker_that_cannot_be_one_is_a_clear_error(
     data_dir: Path, repo: Path, capsys: pytest.CaptureFixture[str], bad: str
 ) -> None:
     base = ["--data-dir", str(data_dir)]
-    code, out, err = _run(capsys, *base, "capsule", "new", "--repo", str(repo), "--session", bad)
+    code, _, err = _run(capsys, *base, "capsule", "new", "--repo", str(repo), "--session", bad)
     assert code == 1
-    assert "invalid_request" in err and "--session" in err
+    assert "invalid_request" in err
+    assert "--session" in err
     assert "Traceback" not in err
     assert not (repo / ".delegate" / "capsules").exists() or not list(
         (repo / ".delegate" / "capsules").rglob("*.md")
     )
-

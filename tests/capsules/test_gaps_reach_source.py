@@ -39,7 +39,9 @@ async def test_the_source_session_hears_of_the_gap_in_its_next_prompt_once(
     try:
         main, _ = await _run(orch, prompt="plan the work", agent_id="echo", cwd=str(repo))
         # The capsule the main session wrote names it as its source.
-        save(repo, capsule_text().replace("source_session: 20261123-abc", f"source_session: {main}"))
+        save(
+            repo, capsule_text().replace("source_session: 20261123-abc", f"source_session: {main}")
+        )
         child, _ = await _run(
             orch, prompt="do the work", agent_id="gappy", cwd=str(repo), capsule="latest"
         )
@@ -75,7 +77,7 @@ async def test_a_gap_of_a_capsule_from_no_known_session_goes_to_the_parent(
     try:
         save(repo, capsule_text())  # source_session: a marker, no session of ours
         parent, _ = await _run(orch, prompt="plan", agent_id="echo", cwd=str(repo))
-        child, _ = await _run(
+        await _run(
             orch,
             prompt="do it",
             agent_id="gappy",
@@ -94,14 +96,10 @@ async def test_a_gap_of_a_capsule_from_no_known_session_goes_to_the_parent(
 
 
 async def test_capsule_gaps_answers_like_the_other_operations(orch: AgentOrchestrator) -> None:
-    assert await call_tool(orch, "delegate_sessions", {"operation": "capsule_gaps"}) == {
-        "gaps": []
-    }
+    assert await call_tool(orch, "delegate_sessions", {"operation": "capsule_gaps"}) == {"gaps": []}
     bad = await call_tool(
         orch, "delegate_sessions", {"operation": "capsule_gaps", "conversation_id": "nope"}
     )
     assert bad["error"]["code"] == "unknown_conversation"
-    wrong = await call_tool(
-        orch, "delegate_sessions", {"operation": "capsule_gaps", "name": "x"}
-    )
+    wrong = await call_tool(orch, "delegate_sessions", {"operation": "capsule_gaps", "name": "x"})
     assert wrong["error"]["code"] == "invalid_request"

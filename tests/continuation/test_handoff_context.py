@@ -34,7 +34,8 @@ async def test_the_handoff_is_context_and_a_sub_agent_of_the_successor_inherits_
     [handle] = await orch.delegate(prompt="implement login", agent_id="writer", cwd=str(repo))
     assert (await handle.wait()).status is RunStatus.COMPLETED
     outcome = await Continuation(orch).hand_off(handle.conversation_id)
-    assert outcome.document is not None and outcome.successor_id is not None
+    assert outcome.document is not None
+    assert outcome.successor_id is not None
     path = outcome.document.path
     successor = outcome.successor_id
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import git
 import pytest
+from panel_capsule_data import MARKER, git_repo, valid_capsule
 from textual.app import App, ComposeResult
 from textual.widgets import Select, Static
-from panel_capsule_data import MARKER, git_repo, valid_capsule
 from tui_support import AppFactory, session_list, settle, started, type_text, wait_until
 
 from core.capsules.storage import save_capsule
@@ -131,7 +131,7 @@ async def test_without_a_highlighted_session_the_form_has_no_parent_field(repo: 
     async with host.run_test(size=(120, 44)) as pilot:
         form = await _form(host, pilot)
         assert not form.query("#launch-parent")
-        options = form.query_one("#launch-capsule", Select)._options  # noqa: SLF001
+        options = form.query_one("#launch-capsule", Select)._options
         assert REQUEST_CAPSULE not in [value for _label, value in options]
 
 

@@ -47,7 +47,11 @@ async def test_a_capsule_is_stored_as_context_beside_the_prompt(
 ) -> None:
     cid = await _launch(orch, repo, capsule="latest")
     prompt, carried, reply = await _oldest_first(orch, cid)
-    assert (prompt.role, prompt.category, prompt.content) == (Role.USER, MessageCategory.DIALOG, TASK)
+    assert (prompt.role, prompt.category, prompt.content) == (
+        Role.USER,
+        MessageCategory.DIALOG,
+        TASK,
+    )
     assert carried.category is MessageCategory.CONTEXT
     assert carried.content.startswith(CAPSULE_HEADING)
     assert "WIDGET-MARKER-7" in carried.content
