@@ -1370,9 +1370,11 @@ class AgentOrchestrator:
             if runner.owns_transcript
             else await self._prompt_message(asked if carried else prompt, run_id, at_us)
         )
+        # Kept by us whichever agent runs it (an agent CLI's transcript holds it as the
+        # prompt's text): what a sub-agent of this session inherits.
         context = (
             [await self._prompt_message(carried, run_id, at_us, MessageCategory.CONTEXT)]
-            if carried and not runner.owns_transcript
+            if carried
             else []
         )
         window = subagents.child_window(
@@ -1571,8 +1573,9 @@ class AgentOrchestrator:
         """The parent's system and context messages, oldest first (what a child inherits).
 
         An imported parent's transcript is categorised on read: what it shares
-        is its newest compact summary (the conversation as the agent keeps it;
-        its instructions live in the agent's own files, not in the transcript).
+        is what delegate gave it at launch (a capsule, a hand-off: kept as context
+        beside the transcript) and its newest compact summary (the conversation as
+        the agent keeps it; its instructions live in the agent's own files).
         """
         from core.context import subagents
 
@@ -1581,6 +1584,16 @@ class AgentOrchestrator:
             return await self.store.messages.in_categories(
                 parent.conversation_id, subagents.SHARED_CATEGORIES, subagents.MAX_SHARED_MESSAGES
             )
+        # What delegate gave it at launch (a capsule, a hand-off), kept beside its transcript.
+        carried = await self.store.messages.in_categories(
+            parent.conversation_id, (MessageCategory.CONTEXT,), subagents.MAX_SHARED_MESSAGES
+        )
+        return carried + await self._newest_summary(parent, transcript)
+
+    async def _newest_summary(
+        self, parent: Session, transcript: tuple[str, str, bool]
+    ) -> list[Message]:
+        """An imported session's newest compact summary, masked (none: [])."""
         cursor: str | None = None
         for _page in range(SUMMARY_PAGES):
             page = await self._transcript_messages(
