@@ -214,6 +214,9 @@ class CapsuleGap(_Event):
     agent_id: str
     document_id: str
     note: str
+    # The main session told in its next prompt: the capsule's source session when it is
+    # one of ours, else the reporter's parent (None: no session to tell).
+    source_id: str | None = None
 
 
 class CapsuleStale(_Event):

@@ -90,6 +90,11 @@ archived session (force: one still in the pool); it never comes back from an imp
 (or that run), whichever process drives it (another delegate run, a detached worker, a \
 panel); how: cancelled, stopped, signalled, requested (its owner stops it on its next \
 heartbeat) or interrupted (its owner was gone).
+- {"operation": "capsule_gaps", "conversation_id"?, "limit"?} -> {"gaps": [{"at", \
+"conversation_id", "run_id", "agent_id", "capsule_id", "source_id", "note"}]}: what \
+sub-agents launched with a context capsule said it lacked ("Capsule Gap:" lines), newest \
+first (default 10); with conversation_id, those told to that session (source_id, which \
+also gets them in its next prompt) or reported by it.
 Errors: invalid_request (the message names the field), invalid_cursor, \
 unknown_conversation, unknown_run, not_running (stop: nothing in flight), \
 dismiss_refused, has_dependants (purge: other sessions depend on it; \

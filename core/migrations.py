@@ -594,6 +594,11 @@ CREATE TABLE session_aliases (
 );
 CREATE INDEX session_aliases_by_session ON session_aliases (conversation_id);
 """,
+    # Capsule gaps reach the main agent (seed 000): a session's next prompt carries the
+    # gaps reported to it since its last run, found by time without scanning the history.
+    18: """
+CREATE INDEX history_capsule_gaps ON history (at) WHERE kind = 'capsule_gap';
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -478,12 +478,22 @@ class SessionsRequest(Strict):
     report context, stop a run."""
 
     operation: Literal[
-        "list", "messages", "dismiss", "search", "restore", "rename", "purge", "context", "stop"
+        "list",
+        "messages",
+        "dismiss",
+        "search",
+        "restore",
+        "rename",
+        "purge",
+        "context",
+        "stop",
+        "capsule_gaps",
     ] = Field(
         description="list sessions, page a session's messages, search, dismiss (archive),"
         " restore from the archive, rename, purge an archived session, report a"
-        " session's context (figures, window, thresholds, chain), or stop a run in flight"
-        " (whichever process drives it)"
+        " session's context (figures, window, thresholds, chain), stop a run in flight"
+        " (whichever process drives it), or list the capsule gaps sub-agents reported"
+        " (all, or those told to or by conversation_id)"
     )
     conversation_id: NonEmptyText | None = Field(
         default=None,
@@ -533,6 +543,8 @@ class SessionsRequest(Strict):
             raise ValueError("archived and sort apply to operation 'list' only")
         if (self.operation == "search") != (self.query is not None):
             raise ValueError("query is required for operation 'search', and only for it")
+        if op == "capsule_gaps" and self.cursor is not None:
+            raise ValueError("cursor does not apply to operation 'capsule_gaps'")
         if self.operation == "search" and self.conversation_id is not None:
             raise ValueError("conversation_id does not apply to operation 'search'")
         return self

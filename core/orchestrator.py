@@ -1120,6 +1120,7 @@ class AgentOrchestrator:
         capsule: str | None = None,
         accept: CapsuleAcceptance | None = None,
         roles: Sequence[RoleLaunch] | None = None,
+        document: str = "",
     ) -> list[RunHandle]:
         """Launch new delegates, or follow up on ``conversation_id``.
 
@@ -1138,6 +1139,10 @@ class AgentOrchestrator:
         It is checked first (refused over budget, with secrets or stale unless
         ``accept`` says so; nothing is started then) and its body goes into the first
         prompt under ``## Context Capsule``, after the task (seed 000).
+
+        ``document`` (launches only): the text of a document the launch continues
+        from (a hand-off), sent after the prompt and stored as context, as a capsule's
+        block is (a sub-agent of the session inherits both).
 
         ``roles`` (launches only, one per launch in order): each launch runs as that
         role of its group (seed 002). Its first prompt gets the prior hand-off block
@@ -1209,7 +1214,9 @@ class AgentOrchestrator:
                     plans, capsules, prepared, strict=True
                 ):
                     started.append(
-                        await launch(p, agent, runner, where, request.mode, parent, carried, role)
+                        await launch(
+                            p, agent, runner, where, request.mode, parent, carried, role, document
+                        )
                     )
                 return started
             assert request.prompt is not None
@@ -1220,7 +1227,15 @@ class AgentOrchestrator:
             role = await self._role_folders(planned_one)
             started.append(
                 await launch(
-                    request.prompt, agent, runner, where, request.mode, parent, carried, role
+                    request.prompt,
+                    agent,
+                    runner,
+                    where,
+                    request.mode,
+                    parent,
+                    carried,
+                    role,
+                    document,
                 )
             )
             return started
@@ -1288,11 +1303,15 @@ class AgentOrchestrator:
             raise InvalidRequest(f"cwd: {cwd!r} is not a directory")
         return _existing_cwd(cwd)
 
-    async def _prompt_message(self, prompt: str, run_id: str, at_us: int) -> NewMessage:
+    async def _prompt_message(
+        self, prompt: str, run_id: str, at_us: int, category: MessageCategory | None = None
+    ) -> NewMessage:
         from core.tokens import count_tokens
 
         tokens = await asyncio.to_thread(count_tokens, prompt)
-        return NewMessage(self._new_id(), Role.USER, prompt, at_us, tokens, run_id=run_id)
+        return NewMessage(
+            self._new_id(), Role.USER, prompt, at_us, tokens, run_id=run_id, category=category
+        )
 
     async def _launch(
         self,
@@ -1304,9 +1323,18 @@ class AgentOrchestrator:
         parent: Session | None = None,
         capsule: PreparedCapsule | None = None,
         role: PreparedRole | None = None,
+        document: str = "",
     ) -> RunHandle:
         request, started = await self._record_launch(
-            prompt, agent_id, runner, cwd, mode, parent=parent, capsule=capsule, role=role
+            prompt,
+            agent_id,
+            runner,
+            cwd,
+            mode,
+            parent=parent,
+            capsule=capsule,
+            role=role,
+            document=document,
         )
         if role is not None:
             self._roles[request.run_id] = role
@@ -1324,6 +1352,7 @@ class AgentOrchestrator:
         parent: Session | None = None,
         capsule: PreparedCapsule | None = None,
         role: PreparedRole | None = None,
+        document: str = "",
     ) -> tuple[RunRequest, HistoryEvent]:
         """Store the new session and its first run (owned by ``owner``, else this process).
 
@@ -1331,17 +1360,21 @@ class AgentOrchestrator:
         parent's) and starts with the parent's system and context messages.
         With a ``capsule`` the first prompt carries it, and the run, the session
         and the capsule's registry row record it. As a ``role`` of a group, the prior
-        hand-off block comes first and the hand-off protocol last.
+        hand-off block comes first and the hand-off protocol last. What the prompt
+        carries (the capsule block, a hand-off ``document``) is stored as a context
+        message after the prompt: a sub-agent inherits it, the turn is the task.
         """
         from core.context import subagents
         from core.context.windows import launch_window
-        from core.documents.prompt import compose_launch_prompt
+        from core.documents.prompt import carried_context, compose_launch_prompt
         from core.gitinfo import current_branch
         from core.runners import RunRequest
 
         title = title_from_prompt(prompt)
         injected = capsule.injected if capsule is not None else None
-        prompt = compose_launch_prompt(prompt, capsule=injected)
+        carried = carried_context(capsule=injected, document=document)
+        asked = role.first_prompt(prompt) if role is not None else prompt
+        prompt = compose_launch_prompt(prompt, capsule=injected, document=document)
         if role is not None:
             prompt = role.first_prompt(prompt)
         now = self.clock()
@@ -1353,7 +1386,16 @@ class AgentOrchestrator:
         # An agent that writes its own transcript (a real CLI) is the record
         # of the conversation: the importer indexes its file instead.
         message = (
-            None if runner.owns_transcript else await self._prompt_message(prompt, run_id, at_us)
+            None
+            if runner.owns_transcript
+            else await self._prompt_message(asked if carried else prompt, run_id, at_us)
+        )
+        # Kept by us whichever agent runs it (an agent CLI's transcript holds it as the
+        # prompt's text): what a sub-agent of this session inherits.
+        context = (
+            [await self._prompt_message(carried, run_id, at_us, MessageCategory.CONTEXT)]
+            if carried
+            else []
         )
         window = subagents.child_window(
             limit, window_source, parent.context.limit_tokens if parent is not None else 0
@@ -1399,6 +1441,7 @@ class AgentOrchestrator:
                 ),
                 message,
                 shared,
+                context,
             ),
         )
         if parent is not None and window.clamped_from is not None:
@@ -1539,18 +1582,27 @@ class AgentOrchestrator:
 
     async def _with_parent_notes(self, conversation_id: str, prompt: str) -> str:
         """``prompt`` after the notes recorded for this session since its last run began."""
+        from core.capsules.gaps import with_gaps
         from core.context import subagents
 
         since_us = await self.store.runs.last_started_us(conversation_id)
         notes = await self.store.history.child_notes(conversation_id, since_us)
+        gaps = await self.store.history.capsule_gaps(conversation_id, since_us=since_us)
+        told = [
+            g
+            for g in reversed(gaps)
+            if isinstance(g, CapsuleGap) and g.source_id == conversation_id
+        ]
+        prompt = with_gaps(prompt, told)
         return subagents.with_notes(prompt, [n for n in notes if isinstance(n, ChildClamped)])
 
     async def _parent_context(self, parent: Session) -> list[Message]:
         """The parent's system and context messages, oldest first (what a child inherits).
 
         An imported parent's transcript is categorised on read: what it shares
-        is its newest compact summary (the conversation as the agent keeps it;
-        its instructions live in the agent's own files, not in the transcript).
+        is what delegate gave it at launch (a capsule, a hand-off: kept as context
+        beside the transcript) and its newest compact summary (the conversation as
+        the agent keeps it; its instructions live in the agent's own files).
         """
         from core.context import subagents
 
@@ -1559,6 +1611,16 @@ class AgentOrchestrator:
             return await self.store.messages.in_categories(
                 parent.conversation_id, subagents.SHARED_CATEGORIES, subagents.MAX_SHARED_MESSAGES
             )
+        # What delegate gave it at launch (a capsule, a hand-off), kept beside its transcript.
+        carried = await self.store.messages.in_categories(
+            parent.conversation_id, (MessageCategory.CONTEXT,), subagents.MAX_SHARED_MESSAGES
+        )
+        return carried + await self._newest_summary(parent, transcript)
+
+    async def _newest_summary(
+        self, parent: Session, transcript: tuple[str, str, bool]
+    ) -> list[Message]:
+        """An imported session's newest compact summary, masked (none: [])."""
         cursor: str | None = None
         for _page in range(SUMMARY_PAGES):
             page = await self._transcript_messages(
@@ -1979,6 +2041,7 @@ class AgentOrchestrator:
         session = await self.store.sessions.get(request.conversation_id)
         if session.capsule_id is None:
             return
+        told = await self._gap_source(session, session.capsule_id)
         for note in notes:
             await self._emit(
                 CapsuleGap(
@@ -1988,8 +2051,31 @@ class AgentOrchestrator:
                     agent_id=request.agent_id,
                     document_id=session.capsule_id,
                     note=note,
+                    source_id=told,
                 )
             )
+
+    async def _gap_source(self, session: Session, capsule_id: str) -> str | None:
+        """The main session a gap is told to: the capsule's source session when it is one
+        of ours (its marker is free text), else the reporter's parent."""
+        try:
+            source = (await self.store.documents.get(capsule_id)).source_session
+        except DelegateError:  # the registry row was pruned since
+            source = None
+        if source and source != session.conversation_id:
+            try:
+                return (await self.store.sessions.get(source)).conversation_id
+            except UnknownConversation:
+                pass
+        return session.parent_id
+
+    async def capsule_gaps(
+        self, conversation_id: str | None = None, limit: int = 10
+    ) -> list[CapsuleGap]:
+        """Capsule gaps newest first: all, or those reported to or by a session."""
+        cid = await self.resolve_id(conversation_id) if conversation_id is not None else None
+        gaps = await self.store.history.capsule_gaps(cid, limit=limit)
+        return [g for g in gaps if isinstance(g, CapsuleGap)]
 
     # --- detached runs: a worker process of their own (core/detached.py) ------
 
@@ -2016,6 +2102,7 @@ class AgentOrchestrator:
         parent: Session | None = None,
         capsule: PreparedCapsule | None = None,
         role: PreparedRole | None = None,
+        document: str = "",
     ) -> RunHandle:
         """A launch its own worker process drives; returns once it is recorded."""
         await self._warm_up(prompt)
@@ -2031,6 +2118,7 @@ class AgentOrchestrator:
                 parent=parent,
                 capsule=capsule,
                 role=role,
+                document=document,
             ),
             role,
         )

@@ -73,14 +73,19 @@ def _agent_for(session: Session, settings: Settings, runner: str) -> tuple[str, 
     return session.agent_id, AgentConfig(runner=runner)
 
 
+def _inside_parent(session: Session) -> bool:
+    """Whether the session lives in its parent's transcript: a Claude Code sub-agent
+    imported with its parent (Claude's own Task agents). A sub-agent delegate launched
+    has a transcript of its own under its own id, and opens like any session."""
+    return session.source == ids.CLAUDE_CODE and session.parent_id is not None
+
+
 def opens_interactively(session: Session, settings: Settings) -> bool:
     """Whether the session opens in an agent CLI (else: delegate's conversation view)."""
     runner = _runner_of(session, settings)
     if runner is None:
         return False
-    return ids.is_uuid(session.conversation_id) and not (
-        session.source == ids.CLAUDE_CODE and session.parent_id is not None
-    )
+    return ids.is_uuid(session.conversation_id) and not _inside_parent(session)
 
 
 def reopen_plan(
@@ -102,7 +107,7 @@ def reopen_plan(
         )
     source, default_binary = _CLIS[runner]
     cid = ids.validate_id(source, session.conversation_id)
-    if not ids.is_uuid(cid) or (source == ids.CLAUDE_CODE and session.parent_id is not None):
+    if not ids.is_uuid(cid) or _inside_parent(session):
         raise NotReopenable(
             f"session {cid!r} is a sub-agent: it runs inside its parent's session, "
             "so open the parent session instead"

@@ -13,6 +13,7 @@ from typing import Any
 from core.capsules.launch import CapsuleAcceptance
 from core.chains.request import chain_request
 from core.errors import ArtifactIdUnsafe, DelegateError, InternalError, InvalidRequest
+from core.events import CapsuleGap
 from core.models import AgentRequest, Run, RunKind, SessionScope, SessionsRequest, SessionState
 from core.orchestrator import AgentOrchestrator, RunHandle, validate
 from core.redact import redact_data
@@ -66,6 +67,9 @@ async def delegate_sessions(orch: AgentOrchestrator, raw: RawRequest) -> dict[st
             return found.model_dump(mode="json")
         if request.operation == "stop":
             return await stop_run(orch, request)
+        if request.operation == "capsule_gaps":
+            gaps = await orch.capsule_gaps(request.conversation_id, request.limit or 10)
+            return {"gaps": [gap_payload(g) for g in gaps]}
         assert request.conversation_id is not None
         if request.operation == "messages":
             messages = await orch.recent_messages(
@@ -109,6 +113,20 @@ async def stop_run(orch: AgentOrchestrator, request: SessionsRequest) -> dict[st
         "run_id": outcome.run_id,
         "conversation_id": outcome.conversation_id,
         "how": outcome.how,
+    }
+
+
+def gap_payload(gap: CapsuleGap) -> dict[str, Any]:
+    """A capsule gap as the tool answers it: who reported it, about which capsule, and
+    the main session it was told to."""
+    return {
+        "at": gap.at.isoformat(),
+        "conversation_id": gap.conversation_id,
+        "run_id": gap.run_id,
+        "agent_id": gap.agent_id,
+        "capsule_id": gap.document_id,
+        "source_id": gap.source_id,
+        "note": gap.note,
     }
 
 

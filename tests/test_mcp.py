@@ -483,3 +483,20 @@ def test_the_process_exits_promptly(data: Path, stop: str) -> None:
     assert "Traceback" not in stderr
     for pipe in (process.stdin, process.stdout, process.stderr):
         pipe.close()
+
+
+async def test_capsule_gaps_over_mcp_answer_as_the_tool_does(data: Path) -> None:
+    async with mcp_client(data) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "capsule_gaps" in (tools["delegate_sessions"].description or "")
+        operations = tools["delegate_sessions"].input_schema["properties"]["operation"]["enum"]
+        assert "capsule_gaps" in operations
+        answer = await call(client, "delegate_sessions", {"operation": "capsule_gaps"})
+        await expect_error(
+            client,
+            "delegate_sessions",
+            {"operation": "capsule_gaps", "conversation_id": "no-such-session"},
+            "unknown_conversation",
+        )
+    assert answer == await core_answer(data, "delegate_sessions", {"operation": "capsule_gaps"})
+    assert answer == {"gaps": []}

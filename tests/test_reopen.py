@@ -115,6 +115,16 @@ def test_a_claude_sub_agent_is_opened_through_its_parent(on_path: Path, tmp_path
         reopen_plan(sub, Settings())
 
 
+def test_a_claude_sub_agent_delegate_launched_opens_as_itself(
+    on_path: Path, tmp_path: Path
+) -> None:
+    # Launched by delegate with a parent: its own Claude session, its own transcript.
+    child_id = "7d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+    sub = session(child_id, source="delegate", cwd=str(tmp_path), parent_id=CLAUDE_ID)
+    assert opens_interactively(sub, Settings())
+    assert reopen_plan(sub, Settings()).argv[1:] == ("--resume", child_id)
+
+
 def test_a_missing_cwd_is_refused_and_another_folder_can_be_chosen(
     on_path: Path, tmp_path: Path
 ) -> None:

@@ -40,8 +40,10 @@ class CapsuleEditorApp(App[Path | None]):
         clock: Clock = system_clock,
         check_delay: float = CHECK_DELAY,
         cursor_blink: bool = True,
+        source: str | None = None,
     ) -> None:
         super().__init__()
+        self.source = source
         self._open_orchestrator = open_orchestrator
         self.repo = repo
         self.path = path
@@ -63,6 +65,7 @@ class CapsuleEditorApp(App[Path | None]):
                 orchestrator=self.orchestrator,
                 clock=self.clock,
                 check_delay=self.check_delay,
+                source=self.source,
             ),
             self.exit,
         )

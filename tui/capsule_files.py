@@ -51,10 +51,13 @@ def read_capsule(path: Path) -> str:
 # --- a new capsule ---------------------------------------------------------------
 
 
-def new_capsule_text(repo: Path, session: Session | None, now: datetime) -> str:
+def new_capsule_text(
+    repo: Path, session: Session | None, now: datetime, source: str | None = None
+) -> str:
     """The template, pre-filled from ``session`` when there is one: its id as the
-    source session, the branch, its title as the objective, and references to the
-    files changed in the repository (with their blob ids)."""
+    source session (``source``: a marker named instead), the branch, its title as the
+    objective, and references to the files changed in the repository (with their blob
+    ids)."""
     # The repository's branch now (where the capsule is stored and a launch looks for
     # it), else the one the session recorded.
     branch = current_branch(repo) or (session.git_branch if session else None) or "main"
@@ -64,7 +67,7 @@ def new_capsule_text(repo: Path, session: Session | None, now: datetime) -> str:
     )
     front = FrontMatter(
         branch=branch,
-        source_session=session.conversation_id if session else "unknown",
+        source_session=source or (session.conversation_id if session else "unknown"),
         created_at=now.replace(microsecond=0),  # whole seconds, as `capsule new` writes
         primary_objective=objective,
         references=references,

@@ -200,6 +200,9 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         from tui.cli_returns import run_chain
 
         return await run_chain(orch, args, _read_arg(args.prompt))
+    from tui.cli_capsule import offer_capsule  # it imports this module: deferred
+
+    await offer_capsule(orch, args)
     if args.detached:
         return await cmd_run_detached(orch, args, launch)
     import signal

@@ -12,16 +12,19 @@ import argparse
 import asyncio
 import dataclasses
 import os
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.documents.problems import Problem
-from core.errors import InvalidRequest
+from core.errors import DelegateError, InvalidRequest, UnknownConversation
 from core.models import ContextDocument, DocumentStatus
 from core.orchestrator import AgentOrchestrator
+from core.redact import redact
 from tui.cli import EXIT_ERROR, EXIT_OK, _print_json, _print_safe
+from tui.safe_text import visible
 
 if TYPE_CHECKING:
     from tui.capsule_app import CapsuleEditorApp
@@ -223,6 +226,23 @@ def _document_line(path: Path, document: ContextDocument | None) -> str:
 # --- actions ----------------------------------------------------------------
 
 
+async def source_of(orch: AgentOrchestrator, given: str | None) -> tuple[str | None, str | None]:
+    """``--session``: ``(marker, session id)``. A session of ours (its id or a unique
+    prefix) names it in full; any other text is a free marker, as the seed's
+    ``source_session`` allows, checked as data (``invalid_request`` naming the option)."""
+    from core.capsules.offer import marker_problem
+
+    if given is None:
+        return None, None
+    try:
+        cid = await orch.resolve_id(given)
+    except UnknownConversation:
+        if (problem := marker_problem(given)) is not None:
+            raise InvalidRequest(f"--session: {problem}") from None
+        return given, None
+    return cid, cid
+
+
 async def cmd_new(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.capsules.model import DEFAULT_BUDGET, MINI_BUDGET, FrontMatter
     from core.capsules.prompt import UNKNOWN_SESSION
@@ -232,11 +252,11 @@ async def cmd_new(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
 
     repo = _repo(args)
     branch = _branch(args, repo)
-    session = await orch.resolve_id(args.session) if args.session else None
+    marker, session = await source_of(orch, args.session)
     now = orch.clock().replace(microsecond=0)  # the front matter's and the file name's
     front = FrontMatter(
         branch=branch,
-        source_session=session or UNKNOWN_SESSION,
+        source_session=marker or UNKNOWN_SESSION,
         created_at=now,
         primary_objective=args.objective,
         token_budget=args.budget or (MINI_BUDGET if args.mini else DEFAULT_BUDGET),
@@ -248,7 +268,7 @@ async def cmd_new(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         orch.store,
         path,
         text,
-        source_session=session,
+        source_session=marker,
         producer="person",
         status=DocumentStatus.DRAFT,
         created=now,
@@ -322,11 +342,11 @@ async def cmd_prompt(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.capsules.prompt import capsule_prompt
 
     repo = _repo(args)
-    session = await orch.resolve_id(args.session) if args.session else None
+    marker, _session = await source_of(orch, args.session)
     prompt = await asyncio.to_thread(
         capsule_prompt,
         repo,
-        session=session,
+        session=marker,
         file=Path(args.file) if args.file else None,
         stub=args.stub,
         plan_slug=args.plan_slug,
@@ -444,8 +464,8 @@ async def cmd_edit(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     path = None
     if args.capsule:
         path, _ = await _capsule_file(repo, args.capsule, args.branch)
-    session = await orch.resolve_id(args.session) if args.session else None
-    saved = await editor_over(orch, repo, path, session).run_async()
+    marker, session = await source_of(orch, args.session)
+    saved = await editor_over(orch, repo, path, session, source=marker).run_async()
     if args.json:  # after the editor: what it saved last, for a script that opened it
         _print_json({"status": "ok", "saved": str(saved) if saved is not None else None})
     elif saved is not None:
@@ -468,6 +488,28 @@ def editor_over(
         return orch
 
     return CapsuleEditorApp(the_orchestrator, repo, path, session, **options)
+
+
+async def offer_capsule(orch: AgentOrchestrator, args: argparse.Namespace) -> None:
+    """``delegate run --parent`` without ``--capsule``: one hint line on stderr when the
+    parent holds context worth carrying (``core.capsules.offer``'s rule)."""
+    from core.capsules.offer import capsule_hint, latest_capsule, worth_a_capsule
+
+    if args.parent is None or args.capsule is not None or args.session is not None:
+        return
+    try:
+        parent = await orch.get_session(await orch.resolve_id(args.parent))
+    except DelegateError:
+        return  # the launch itself says what is wrong with the id
+    if not worth_a_capsule(parent):
+        return
+    short = (await orch.short_ids([parent.conversation_id]))[parent.conversation_id]
+    try:
+        cwd = Path(args.cwd).expanduser() if args.cwd else Path.cwd()
+        latest = await asyncio.to_thread(latest_capsule, cwd)
+    except (OSError, DelegateError):  # a folder the launch will refuse with its own error
+        latest = None
+    print(visible(redact(capsule_hint(parent, short, latest))), file=sys.stderr)
 
 
 async def cmd_remember(orch: AgentOrchestrator, args: argparse.Namespace) -> int:

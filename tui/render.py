@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from core.events import HistoryEvent
-from core.models import MessagePage, Session, SessionPage
+from core.models import MessageCategory, MessagePage, Session, SessionPage
 from core.redact import redact
 from tui import formatting as fmt
 from tui.safe_text import visible
@@ -169,6 +169,8 @@ def session_detail(
     for back, message in reversed(list(enumerate(page.messages))):  # oldest of the page first
         tool = fmt.tool_label(message)
         label = message.role.value + (f" ({tool})" if tool else "")
+        if message.category is MessageCategory.CONTEXT:  # material carried, not said
+            label += " (context)"
         number = f" · #{total - back}" if newest else ""
         console.print(Text(f"\n{label}{number}", style="bold cyan"))
         console.print(Text(shown(message.content)))

@@ -86,13 +86,18 @@ class InteractiveStart:
     successor_id: str | None
 
 
-def continuation_prompt(path: Path, text: str) -> str:
-    """The first prompt of a continuing session: the hand-off itself, and what to do."""
-    return (
+def continuation_prompt(path: Path, text: str = "") -> str:
+    """The first prompt of a continuing session: what to do, then the hand-off ``text``.
+
+    A launch delegate records passes the text apart (``delegate(document=...)``), so it
+    is stored as context that a sub-agent of the new session inherits.
+    """
+    prompt = (
         "You continue the work of a previous session that handed off (its context"
         " window was filling up). Its hand-off document follows; it is also at"
-        f" {path}. Read it completely, then continue the work from its Next Steps.\n\n{text}"
+        f" {path}. Read it completely, then continue the work from its Next Steps."
     )
+    return f"{prompt}\n\n{text}" if text else prompt
 
 
 def interactive_prompt(path: Path) -> str:
@@ -382,7 +387,11 @@ class Continuation:
         if parent is not None and not await orch.store.sessions.exists(parent):
             parent = None  # purged since: the successor stands alone
         [handle] = await orch.delegate(
-            prompt=continuation_prompt(path, text), agent_id=agent, cwd=cwd, parent_id=parent
+            prompt=continuation_prompt(path),
+            agent_id=agent,
+            cwd=cwd,
+            parent_id=parent,
+            document=text,
         )
         links = orch.store.sessions
         if session is not None:

@@ -44,17 +44,34 @@ def capsule_block(body: str) -> str:
     return f"{CAPSULE_HEADING}\n\n{body.strip()}\n\n{CAPSULE_INSTRUCTIONS}"
 
 
-def compose_launch_prompt(
-    task: str, *, capsule: InjectedCapsule | None = None, guardrails: str = ""
-) -> str:
-    """A launch's first prompt: the task, the capsule block, the guardrails, in that order.
-
-    Without a capsule or guardrails the task comes back unchanged, so a plain launch
-    sends exactly what the person typed.
-    """
-    parts = [task]
+def carried_context(*, capsule: InjectedCapsule | None = None, document: str = "") -> str:
+    """What a launch's first prompt carries beside its task: the capsule block, then a
+    document it continues from (a hand-off). Stored as context (seed 004): a sub-agent
+    of the session inherits it; "" when it carries nothing."""
+    parts = []
     if capsule is not None:
         parts.append(capsule_block(capsule.body))
+    if document.strip():
+        parts.append(document.strip())
+    return "\n\n".join(parts)
+
+
+def compose_launch_prompt(
+    task: str,
+    *,
+    capsule: InjectedCapsule | None = None,
+    guardrails: str = "",
+    document: str = "",
+) -> str:
+    """A launch's first prompt: the task, what it carries (the capsule block, a hand-off
+    ``document``), the guardrails, in that order.
+
+    Without any of them the task comes back unchanged, so a plain launch sends exactly
+    what the person typed.
+    """
+    parts = [task]
+    if carried := carried_context(capsule=capsule, document=document):
+        parts.append(carried)
     if guardrails.strip():
         parts.append(guardrails.strip())
     if len(parts) == 1:

@@ -131,6 +131,27 @@ class HistoryRepository:
                 continue  # a damaged row is no note
         return notes
 
+    async def capsule_gaps(
+        self, session: str | None = None, *, since_us: int = -1, limit: int = 100
+    ) -> list[HistoryEvent]:
+        """``capsule_gap`` events newest first (index ``history_capsule_gaps``): all, or
+        those reported to ``session`` or by it; only those after ``since_us``."""
+        sql = "SELECT payload FROM history WHERE kind = 'capsule_gap' AND at > ?"
+        params: tuple[object, ...] = (since_us,)
+        if session is not None:
+            sql += " AND (conversation_id = ? OR json_extract(payload, '$.source_id') = ?)"
+            params = (*params, session, session)
+        rows = await self._db.fetch_all(
+            sql + " ORDER BY at DESC, id DESC LIMIT ?", (*params, limit)
+        )
+        gaps: list[HistoryEvent] = []
+        for row in rows:
+            try:
+                gaps.append(HISTORY_EVENT.validate_json(row["payload"]))
+            except (ValidationError, ValueError, TypeError, RecursionError):
+                continue  # a damaged row is no gap
+        return gaps
+
     async def events(self, limit: int, before_id: int | None = None) -> HistoryEvents:
         """The latest ``limit`` stored rows as events, newest first; unreadable ones counted."""
         events: list[HistoryEvent] = []

@@ -100,12 +100,15 @@ class RunsRepository:
         run: NewRun,
         prompt: NewMessage | None,
         shared: Sequence[NewMessage] = (),
+        carried: Sequence[NewMessage] = (),
     ) -> None:
         """Create a session already running its first run, with the prompt stored.
 
         ``prompt`` is None when the agent keeps its own transcript (a real CLI):
         the turn is still counted. ``shared``: messages a sub-agent starts with
         (its parent's system and context), stored before the prompt, once.
+        ``carried``: what the prompt carries as context (a capsule, a hand-off),
+        stored after it.
         """
         state = (
             SessionState.PENDING if session.mode is SessionMode.DETACHED else SessionState.RUNNING
@@ -142,6 +145,7 @@ class RunsRepository:
             await self._insert(db, session.conversation_id, run)
             await self._messages.append_in(db, session.conversation_id, shared)
             await self._append_prompt(db, session.conversation_id, prompt)
+            await self._messages.append_in(db, session.conversation_id, carried)
 
     async def claim_follow_up(
         self, conversation_id: str, run: NewRun, prompt: NewMessage | None

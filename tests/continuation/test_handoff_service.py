@@ -84,10 +84,13 @@ async def test_an_agent_we_drive_writes_its_own_handoff_and_work_continues_linke
     assert (old.continued_in, new.continued_from) == (successor, None or cid)
     assert new.agent_id == "writer"
     assert new.cwd == str(repo)
-    first = (await orch.recent_messages(successor, 10)).messages[-1]
+    # The first prompt says what to do and where; the hand-off follows it, as context.
+    *_, carried, first = (await orch.recent_messages(successor, 10)).messages
     assert first.role is Role.USER
-    assert "Implementing the login flow." in first.content
     assert str(path) in first.content
+    assert "Implementing the login flow." in carried.content
+    [run] = await orch.store.runs.for_session(successor)
+    assert "Implementing the login flow." in run.prompt  # the agent read both at once
 
     kinds = [type(e) for e in await orch.history(10)]
     assert HandoffWritten in kinds

@@ -368,10 +368,15 @@ async def test_save_and_launch_a_delegate_carrying_the_capsule(
         assert screen.path is not None
         [session] = (await orchestrator.list_sessions()).sessions
         assert session.capsule_id is not None
-        page = await orchestrator.recent_messages(session.conversation_id, 10)
-        prompt = next(m for m in page.messages if m.role == "user").content
+        # The agent got the task, then the capsule; the session keeps the capsule as context.
+        run = await orchestrator.latest_run(session.conversation_id)
+        assert run is not None
+        prompt = run.prompt
         assert prompt.index("carry on") < prompt.index("## Context Capsule")
         assert "launch from the editor" in prompt
+        page = await orchestrator.recent_messages(session.conversation_id, 10)
+        [carried] = [m for m in page.messages if m.category == "context"]
+        assert "launch from the editor" in carried.content
 
 
 async def test_save_and_follow_up_on_the_session_with_the_capsule(

@@ -35,3 +35,30 @@ async def test_edit_opens_the_named_capsule(data_dir: Path, tmp_path: Path) -> N
             assert screen.text_area.text == text
     finally:
         await orch.close()
+
+
+async def test_edit_with_a_free_marker_names_it_as_the_source_session(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    from tui.cli_capsule import source_of
+
+    repo = make_repo(tmp_path / "repo")
+    orch = await AgentOrchestrator.open(data_dir)
+    try:
+        marker, session = await source_of(orch, "20251023-171812-bc1df3")
+        assert (marker, session) == ("20251023-171812-bc1df3", None)
+        app = editor_over(
+            orch,
+            repo,
+            None,
+            session,
+            source=marker,
+            clock=fixed_clock,
+            check_delay=FAST_CHECKS,
+            cursor_blink=False,
+        )
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = await opened(pilot)
+            assert "\nsource_session: 20251023-171812-bc1df3\n" in screen.text_area.text
+    finally:
+        await orch.close()

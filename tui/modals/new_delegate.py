@@ -1,6 +1,12 @@
 """The launch form for a new session: agent, working directory, prompt, and the
 context capsule its first prompt carries (none, the latest of the branch, or a file).
 
+Opened on a highlighted session, the form may launch a sub-agent of it ("Sub-agent
+of"); its capsule may then be requested from that parent, and when the parent holds
+context worth carrying (``core.capsules.offer``) and no capsule is chosen, the form
+says so and offers both ways to carry it (seed 000: "if omitted, it offers to create
+one").
+
 The agents are listed real ones first: Claude Code and Codex when their CLIs
 are found here, and OpenAI-compatible endpoints; the first of them is the
 default unless the config names one. The scripted agents follow, labelled as
@@ -26,6 +32,7 @@ from textual.widgets import Input, Label, Select, Static, TextArea
 
 from core.config import Settings
 from core.errors import DelegateError, NoAgentInstalled
+from core.models import Session
 from core.runners.default_agent import CLI_NAMES, cli_installed, default_agent
 from tui.capsule_panel import (
     CAPSULE_FILE,
@@ -36,6 +43,9 @@ from tui.capsule_panel import (
 )
 from tui.safe_text import visible
 
+NO_PARENT = ""
+REQUEST_CAPSULE = "request"  # ask the parent for its capsule, then carry the draft
+
 
 @dataclass(frozen=True)
 class LaunchRequest:
@@ -43,6 +53,21 @@ class LaunchRequest:
     cwd: str
     prompt: str
     capsule: str | None = None  # ``latest`` or a capsule file inside the repository
+    parent_id: str | None = None  # launch a sub-agent of this session
+    request_capsule: bool = False  # ask the parent for its capsule first and carry it
+
+
+@dataclass(frozen=True)
+class ParentOffer:
+    """The session highlighted when the form opened: a launch may be its sub-agent.
+
+    ``holds``: what context it holds ("7 turns and 42,000 tokens of context") when that
+    is worth a capsule, else "" (no offer is made)."""
+
+    conversation_id: str
+    short_id: str
+    title: str
+    holds: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,6 +112,36 @@ def default_choice(settings: Settings, choices: list[AgentChoice]) -> str:
     return available[0] if available else choices[0].agent_id
 
 
+def parent_offer(session: Session) -> ParentOffer:
+    """The form's "Sub-agent of" choice for ``session``, with what it holds when that is
+    worth a capsule (``core.capsules.offer``'s rule)."""
+    from core.capsules.offer import holds, worth_a_capsule
+
+    return ParentOffer(
+        session.conversation_id,
+        session.conversation_id[:8],
+        " ".join(session.shown_title.split())[:60],
+        holds(session) if worth_a_capsule(session) else "",
+    )
+
+
+def capsule_offer(parent: ParentOffer, cwd: str) -> str:
+    """What the form says when a sub-agent of a parent with context carries no capsule."""
+    from core.capsules.offer import latest_capsule
+
+    try:
+        latest = latest_capsule(Path(cwd).expanduser()) if cwd else None
+    except (OSError, DelegateError):
+        latest = None
+    start = f"{parent.short_id} holds {parent.holds} and this launch carries no capsule:"
+    if latest is not None:
+        return (
+            f"{start} take the latest of the branch ({latest.name}), or request one from"
+            f" {parent.short_id}."
+        )
+    return f"{start} request one from {parent.short_id} (the branch has none yet)."
+
+
 class NewDelegate(ModalScreen[LaunchRequest | None]):
     """Returns what to launch, or None when cancelled."""
 
@@ -119,11 +174,18 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
         ),
     ]
 
-    def __init__(self, choices: list[AgentChoice], default_agent: str, cwd: str) -> None:
+    def __init__(
+        self,
+        choices: list[AgentChoice],
+        default_agent: str,
+        cwd: str,
+        parent: ParentOffer | None = None,
+    ) -> None:
         super().__init__()
         self.choices = choices
         self._default_agent = default_agent
         self._cwd = cwd
+        self.offer = parent
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -137,6 +199,20 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
             )
             yield Label("Working directory")
             yield Input(self._cwd, id="launch-cwd")
+            if self.offer is not None:
+                yield Label("Sub-agent of")
+                yield Select(
+                    [
+                        ("none: a session of its own", NO_PARENT),
+                        (
+                            Text(visible(f"{self.offer.short_id} · {self.offer.title}")),
+                            self.offer.conversation_id,
+                        ),
+                    ],
+                    value=NO_PARENT,
+                    allow_blank=False,
+                    id="launch-parent",
+                )
             yield Label("Prompt")
             yield TextArea(id="launch-prompt", soft_wrap=True)
             yield Label("Context capsule")
@@ -145,6 +221,11 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
                     ("none", NO_CAPSULE),
                     ("the latest of the branch", LATEST_CAPSULE),
                     ("a file", CAPSULE_FILE),
+                    *(
+                        [(f"request one from {self.offer.short_id}", REQUEST_CAPSULE)]
+                        if self.offer is not None
+                        else []
+                    ),
                 ],
                 value=NO_CAPSULE,
                 allow_blank=False,
@@ -160,15 +241,37 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
     def on_mount(self) -> None:
         self.query_one("#launch-prompt", TextArea).focus()
 
+    def _parent_id(self) -> str | None:
+        """The session chosen as the launch's parent (None: a session of its own)."""
+        if self.offer is None:
+            return None
+        value = self.query_one("#launch-parent", Select).value
+        return str(value) if value and value != NO_PARENT else None
+
     @on(Select.Changed, "#launch-capsule")
+    @on(Select.Changed, "#launch-parent")
     @on(Input.Changed, "#launch-cwd")
     def _capsule_choice_changed(self) -> None:
-        """The path field for a file; for ``latest``, which capsule that is now."""
+        """The path field for a file; for ``latest``, which capsule that is now; for a
+        sub-agent carrying nothing of a parent with context, the offer of a capsule."""
         choice = self.query_one("#launch-capsule", Select).value
         self.set_class(choice == CAPSULE_FILE, "-capsule-file")
         note = ""
+        cwd = self.query_one("#launch-cwd", Input).value.strip()
         if choice == LATEST_CAPSULE:
-            note = latest_note(self.query_one("#launch-cwd", Input).value.strip())
+            note = latest_note(cwd)
+        elif choice == REQUEST_CAPSULE and self.offer is not None:
+            note = (
+                f"{self.offer.short_id} is asked for its capsule first; the launch carries"
+                " the draft it writes."
+            )
+        elif (
+            choice == NO_CAPSULE
+            and self.offer is not None
+            and self.offer.holds
+            and self._parent_id() is not None
+        ):
+            note = capsule_offer(self.offer, cwd)
         self.query_one("#launch-capsule-note", Static).update(Text(visible(note)))
 
     def action_launch(self) -> None:
@@ -183,16 +286,23 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
             return
         choice = self.query_one("#launch-capsule", Select).value
         path = self.query_one("#launch-capsule-path", Input).value
+        parent = self._parent_id()
         if choice == CAPSULE_FILE and not path.strip():
             error.update("Name the capsule file (inside the repository), or choose none.")
+            return
+        agent = self.query_one("#launch-agent", Select).value
+        if choice == REQUEST_CAPSULE:
+            if parent is None:
+                error.update("Choose the parent (Sub-agent of) to request its capsule.")
+                return
+            self.dismiss(LaunchRequest(str(agent), cwd, prompt, None, parent, True))
             return
         try:
             capsule = launch_capsule(cwd, str(choice), path)
         except DelegateError as exc:
             error.update(Text(f"{exc.code}: {exc.message}"))
             return
-        agent = self.query_one("#launch-agent", Select).value
-        self.dismiss(LaunchRequest(str(agent), cwd, prompt, capsule))
+        self.dismiss(LaunchRequest(str(agent), cwd, prompt, capsule, parent))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -208,11 +208,13 @@ class CapsuleEditorScreen(ForwardsWorkerErrors, Screen[Path | None]):
         check_delay: float = CHECK_DELAY,
         prompt_ceiling: int | None = None,
         draft_timeout_s: float = DRAFT_TIMEOUT_S,
+        source: str | None = None,
     ) -> None:
         super().__init__()
         self.repo = repo
         self.path = path
         self.session = session
+        self.source = source  # a source-session marker that names no session of ours
         self.orchestrator = orchestrator
         self.clock = clock
         self.check_delay = check_delay
@@ -274,7 +276,7 @@ class CapsuleEditorScreen(ForwardsWorkerErrors, Screen[Path | None]):
         else:
             session = await self._session()
             text = await asyncio.to_thread(
-                capsule_files.new_capsule_text, self.repo, session, self.clock()
+                capsule_files.new_capsule_text, self.repo, session, self.clock(), self.source
             )
         self.text_area.load_text(text)
         self.text_area.focus()

@@ -1110,12 +1110,14 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     def action_new_delegate(self) -> None:
         # Deferred: the form's TextArea and runner lookup are not part of the first frame.
-        from tui.modals.new_delegate import NewDelegate, agent_choices, default_choice
+        from tui.modals.new_delegate import NewDelegate, agent_choices, default_choice, parent_offer
 
         settings = self.orchestrator.settings
         cwd = str(self.launch_cwd or Path.cwd())
         choices = agent_choices(settings)
-        form = NewDelegate(choices, default_choice(settings, choices), cwd)
+        highlighted = self.sessions.highlighted_session
+        parent = parent_offer(highlighted) if highlighted is not None else None
+        form = NewDelegate(choices, default_choice(settings, choices), cwd, parent)
 
         def launched(request: LaunchRequest | None) -> None:
             if request is not None:
@@ -1128,12 +1130,15 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self, request: LaunchRequest, accept: CapsuleAcceptance | None = None
     ) -> None:
         try:
+            if request.request_capsule and request.parent_id is not None:
+                request = await self._requested_capsule(request)
             handles = await self.orchestrator.delegate(
                 request.prompt,
                 agent_id=request.agent_id,
                 cwd=request.cwd,
                 capsule=request.capsule,
                 accept=accept,
+                parent_id=request.parent_id,
             )
         except (StaleCapsule, CapsuleHasSecrets) as exc:
             from core.capsules.launch import CapsuleAcceptance
@@ -1151,6 +1156,16 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._total_sessions += 1
         self._count_listed()
         self._update_empty_state()
+
+    async def _requested_capsule(self, request: LaunchRequest) -> LaunchRequest:
+        """Ask the parent for its capsule (its draft is saved as ``capsule request``
+        saves it); the launch then carries that file."""
+        from core.drafting.capsule_request import request_capsule
+
+        assert request.parent_id is not None
+        self.notify(f"Asking {request.parent_id[:8]} for its capsule…", timeout=4)
+        draft = await request_capsule(self.orchestrator, request.parent_id)
+        return dataclasses.replace(request, capsule=str(draft.path), request_capsule=False)
 
     def _ask_to_accept(
         self, request: LaunchRequest, accepted: CapsuleAcceptance, refused: CapsuleRefused

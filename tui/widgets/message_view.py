@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from core.models import Message, Role
+from core.models import Message, MessageCategory, Role
 from tui import formatting as fmt
 from tui.safe_text import clip_lines, first_line, visible
 
@@ -31,6 +31,7 @@ ROLE_STYLES = {
     Role.TOOL: "bold magenta",
 }
 QUIET = "dim"
+CONTEXT_STYLE = "bold yellow"
 
 
 def lines_kept_markdown(markup: str) -> Markdown:
@@ -90,6 +91,9 @@ def message_renderable(
         return _quiet_line(message, name, number, now)
     label = Text()
     label.append(message.role.value, ROLE_STYLES[message.role])
+    if message.category is MessageCategory.CONTEXT:
+        # Material the session was given (a capsule, a hand-off): not something said.
+        label.append(" · context", CONTEXT_STYLE)
     label.append(f"  {_where(number, message, now)}", "dim")
     text = visible(message.content)
     body, hidden = (text, 0) if expanded else clip_lines(text, MAX_MESSAGE_LINES)
