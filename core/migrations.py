@@ -599,6 +599,12 @@ CREATE INDEX session_aliases_by_session ON session_aliases (conversation_id);
     18: """
 CREATE INDEX history_capsule_gaps ON history (at) WHERE kind = 'capsule_gap';
 """,
+    # A session whose hand-off was continued is handed_off (issue 26): those continued
+    # before the state was set stayed idle or ready.
+    19: """
+UPDATE sessions SET state = 'handed_off'
+    WHERE continued_in IS NOT NULL AND state IN ('idle', 'ready');
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

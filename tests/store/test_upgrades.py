@@ -142,3 +142,23 @@ async def test_an_old_store_opens_with_its_data_intact(tmp_path: Path, version: 
     listed = run_cli("--data-dir", str(data_dir), "sessions", "list", "--json", home=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert len(json_out(listed)["sessions"]) == 3
+
+
+async def test_a_session_continued_before_the_state_existed_is_handed_off(tmp_path: Path) -> None:
+    """Sessions continued before ``handed_off`` was set stayed idle: the upgrade marks
+    them, and only them (a session whose successor is still its own is left as it was)."""
+    data_dir = write_config(tmp_path / "data")
+    path = db_path(data_dir)
+    _build(path, 18)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE sessions SET continued_in = 'ready-1' WHERE conversation_id = 'idle-1'")
+        db.execute(
+            "UPDATE sessions SET continued_in = 'idle-1' WHERE conversation_id = 'running-1'"
+        )
+    orch = await AgentOrchestrator.open(data_dir)
+    try:
+        assert (await orch.get_session("idle-1")).state is SessionState.HANDED_OFF
+        assert (await orch.get_session("ready-1")).state is SessionState.READY
+        assert (await orch.get_session("running-1")).state is SessionState.RUNNING
+    finally:
+        await orch.close()
