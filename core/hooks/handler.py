@@ -153,6 +153,12 @@ class ClaudeCodeHooks:
             return await self._on_stop(hook)
         if event == "SessionStart":
             return await self._on_session_start(hook)
+        if event == "UserPromptSubmit":
+            from core.hooks.session_guard import refuse_prompt
+
+            return await refuse_prompt(
+                self.orchestrator, hook.session_id, claude_dir=self.claude_dir
+            )
         return None  # an event delegate does not handle (a newer install): nothing to say
 
     # --- Stop -------------------------------------------------------------------
@@ -328,6 +334,12 @@ class ClaudeCodeHooks:
     # --- SessionStart -----------------------------------------------------------
 
     async def _on_session_start(self, hook: ClaudeHookInput) -> dict[str, Any] | None:
+        from core.hooks.session_guard import GOING_ON_SOURCES, going_on_context
+
+        if hook.source in GOING_ON_SOURCES:
+            return await going_on_context(
+                self.orchestrator, hook.session_id, claude_dir=self.claude_dir
+            )
         if hook.source not in NEW_WORK_SOURCES or not hook.cwd:
             return None
         repo = _project_root(hook.cwd)

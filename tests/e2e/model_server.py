@@ -9,7 +9,9 @@ the request carried, so a test can see the history grow. A prompt containing ``H
 makes the server hold the reply until :meth:`ModelServer.stop` (cancellation tests).
 Two knobs for the context tests: ``context_tokens`` makes every Anthropic and
 Responses reply report that many input tokens (a nearly full window), and ``reply_when(key, text)``
-answers ``text`` when the conversation's last user message contains ``key``.
+answers ``text`` when the conversation's last user message contains ``key``;
+``context_tokens_until`` ends the full window (``context_tokens`` back to None) at
+the first request whose conversation contains that text (a successor's first prompt).
 
 A first path segment picks a misbehaviour for Chat Completions (``base_url =
 f"{server.url}/cut/v1"``): ``cut`` closes the connection mid-stream, before
@@ -47,6 +49,7 @@ class ModelServer:
 
     requests: list[Recorded] = field(default_factory=list)
     context_tokens: int | None = None  # reported as the input tokens when set
+    context_tokens_until: str | None = None  # a request carrying this clears context_tokens
     replies: list[tuple[str, str]] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _httpd: ThreadingHTTPServer | None = None
@@ -205,6 +208,9 @@ class _Handler(BaseHTTPRequestHandler):
             if key in last:
                 reply = text
         input_tokens = INPUT_TOKENS_PER_MESSAGE * n
+        until = self.owner.context_tokens_until
+        if until is not None and until in _text_of(body):
+            self.owner.context_tokens = None
         if self.owner.context_tokens is not None and path != "/v1/chat/completions":
             input_tokens = self.owner.context_tokens
         if path == "/v1/messages":
