@@ -18,6 +18,9 @@ Claude Code (stdin: one JSON object; stdout: the hook's JSON answer):
   added to the new session's context, and marked consumed by it; at the new
   session's first ``Stop`` the two sessions are linked (``continued_in``).
 
+``SessionStart`` with ``resume`` or ``compact`` and ``UserPromptSubmit`` (a prompt
+refused past the force level) are :mod:`core.hooks.session_guard`'s.
+
 Sessions delegate itself drives are left to :class:`~core.continuation.Continuation`
 (it asks the agent through its own runs); their turns are still imported and judged.
 
