@@ -59,15 +59,17 @@ class AttachedOutcome:
 
 
 def hook_arguments(plan: ReopenPlan, data_dir: Path) -> tuple[str, ...]:
-    """``--settings JSON`` with delegate's hooks on ``data_dir``, unless the CLI's own
-    settings already run them (twice would ask the agent twice)."""
-    from core.hooks.install import claude_hooks, installed_for, settings_path
+    """``--settings JSON`` with delegate's hooks on ``data_dir`` that the CLI's own
+    settings do not run already (one running twice would ask the agent twice)."""
+    from core.hooks.install import claude_hooks, missing_for, settings_path
 
     root = plan.env.get("CLAUDE_CONFIG_DIR")
     path = settings_path(ids.CLAUDE_CODE, Path(root) if root else None)
-    if installed_for(path, data_dir):
+    missing = missing_for(path, data_dir)
+    if not missing:
         return ()
-    return ("--settings", json.dumps({"hooks": claude_hooks(data_dir)}))
+    hooks = {event: groups for event, groups in claude_hooks(data_dir).items() if event in missing}
+    return ("--settings", json.dumps({"hooks": hooks}))
 
 
 async def run_continuing(

@@ -81,20 +81,20 @@ def claude_hooks(data_dir: Path) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def installed_for(path: Path, data_dir: Path) -> bool:
-    """Whether ``path`` (Claude Code's settings) already runs every one of delegate's
-    hooks on ``data_dir`` (False too when it cannot be read)."""
-    try:
-        text = read_settings_text(path)
-        settings = _claude_settings(path, text)
-    except HookSettingsUnusable:
-        return False
+def missing_for(path: Path, data_dir: Path) -> list[str]:
+    """delegate's Claude Code hook events that ``path`` (Claude Code's settings) does
+    not already run on ``data_dir`` (all of them when it cannot be read)."""
     wanted = claude_hooks(data_dir)
+    try:
+        settings = _claude_settings(path, read_settings_text(path))
+    except HookSettingsUnusable:
+        return list(wanted)
     hooks = settings.get("hooks", {})
-    return all(
-        any(group == mine for group in hooks.get(event, []) for mine in groups)
+    return [
+        event
         for event, groups in wanted.items()
-    )
+        if not any(group in groups for group in hooks.get(event, []))
+    ]
 
 
 def is_delegate_command(command: object, agent: str) -> bool:
