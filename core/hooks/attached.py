@@ -5,7 +5,8 @@ terminal, as :func:`~core.reopen.run_attached` does, with delegate's hooks in th
 CLI (``--settings``, unless ``hooks install`` already put them there for this data
 folder). Those hooks make the agent write its hand-off at the hand-off level and
 register it in the store; this process watches the store for it. Once the
-session has a new hand-off and its turn has settled (its transcript quiet), the
+session has a new hand-off, announced in the history (the hook's last write), and
+its turn has settled (its transcript quiet), the
 CLI is ended (``SIGTERM``, as a terminal closing would) and a new session of the
 same CLI starts in the same terminal, in the same folder, its first prompt the
 hand-off (:func:`~core.continuation.service.continuation_prompt`), its id minted
@@ -32,6 +33,7 @@ from core import ids
 from core.continuation.service import continuation_prompt, repository_of
 from core.documents.handoff_files import clear_pending_note, read_handoff_file
 from core.errors import DelegateError
+from core.events import HandoffWritten
 from core.models import ContextDocument, DocumentKind, DocumentStatus
 from core.orchestrator import AgentOrchestrator
 from core.reopen import ReopenPlan, run_attached, survive_interrupts
@@ -44,6 +46,8 @@ QUIET_S = 2.0
 """How long the transcript must stay unchanged before the CLI is ended (the turn is over)."""
 SETTLE_MAX_S = 30.0
 """The longest wait for that quiet (a CLI that keeps writing is ended anyway)."""
+ANNOUNCED_SCAN = 200
+"""How many of the newest history events are read for the hand-off's announcement."""
 EXIT_GRACE_S = 15.0
 """How long the CLI may take to exit after ``SIGTERM`` before it is killed."""
 
@@ -145,7 +149,7 @@ async def _run_one(
                 log.info("cannot read the hand-offs of %s: %s", sid, exc)
                 continue
             if document is not None:
-                await _settle(orchestrator, sid, exited, quiet_s)
+                await _settle(orchestrator, sid, document, exited, quiet_s)
                 await _end(process, exited)
                 break
         code = await exited
@@ -156,15 +160,24 @@ async def _run_one(
 
 
 async def _settle(
-    orchestrator: AgentOrchestrator, sid: str, exited: asyncio.Future[int], quiet_s: float
+    orchestrator: AgentOrchestrator,
+    sid: str,
+    document: ContextDocument,
+    exited: asyncio.Future[int],
+    quiet_s: float,
 ) -> None:
-    """Wait until the session's transcript has not changed for ``quiet_s`` (the turn
-    that wrote the hand-off is over), or the CLI exits, or :data:`SETTLE_MAX_S`."""
+    """Wait until the hook that wrote ``document`` has announced it (its last write)
+    and the session's transcript has not changed for ``quiet_s`` since (the turn is
+    over), or the CLI exits, or :data:`SETTLE_MAX_S` passes."""
     transcript = await orchestrator.transcript_path(sid)
     deadline = time.monotonic() + SETTLE_MAX_S
+    announced = False
     last: tuple[int, int] | None = None
     quiet_since = time.monotonic()
     while not exited.done() and time.monotonic() < deadline:
+        if not announced:
+            announced = await _announced(orchestrator, document.document_id)
+            quiet_since = time.monotonic()
         try:
             info = await asyncio.to_thread(transcript.stat) if transcript else None
         except OSError:
@@ -172,9 +185,18 @@ async def _settle(
         seen = (info.st_size, info.st_mtime_ns) if info else None
         if seen != last:
             last, quiet_since = seen, time.monotonic()
-        elif time.monotonic() - quiet_since >= quiet_s:
+        elif announced and time.monotonic() - quiet_since >= quiet_s:
             return
         await asyncio.wait({exited}, timeout=0.25)
+
+
+async def _announced(orchestrator: AgentOrchestrator, document_id: str) -> bool:
+    """Whether the ``handoff_written`` event of ``document_id`` is in the history yet."""
+    try:
+        recent = (await orchestrator.store.history.events(limit=ANNOUNCED_SCAN)).events
+    except DelegateError:
+        return False
+    return any(isinstance(e, HandoffWritten) and e.document_id == document_id for e in recent)
 
 
 async def _end(process: asyncio.subprocess.Process, exited: asyncio.Future[int]) -> None:
