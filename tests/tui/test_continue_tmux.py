@@ -6,13 +6,15 @@ it (``--settings``): its turn fills the window past the hand-off level and it ru
 the ``Stop`` hook, which asks for the hand-off; it "writes" it and runs the hook
 again, which keeps it; then it waits. delegate ends it and starts the successor,
 a second stand-in run, with the hand-off as its first prompt and an id of
-delegate's own. The real CLI does the same end to end in
+delegate's own; that one hands off in turn after a turn of its own, and a third
+takes the pane (a chain of three). The real CLI does the same end to end in
 ``tests/e2e/test_continue_real.py``. Skipped where tmux is not installed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import shutil
@@ -80,34 +82,44 @@ import json, os, shlex, subprocess, sys, time
 args = sys.argv[1:]
 with open({record!r}, "a") as f:
     f.write(json.dumps({{"argv": args, "tty": os.isatty(0)}}) + "\\n")
+with open({record!r}) as f:
+    run = len(f.read().splitlines())
 hooks = json.loads(args[args.index("--settings") + 1])["hooks"]
+resumed = "--resume" in args
+sid = args[args.index("--resume" if resumed else "--session-id") + 1]
+transcript = os.path.join({projects!r}, sid + ".jsonl")
 
 def hook(event, **payload):
     command = shlex.split(hooks[event][0]["hooks"][0]["command"])
     payload |= {{"session_id": sid, "cwd": os.getcwd(), "hook_event_name": event}}
     return subprocess.run(command, input=json.dumps(payload), capture_output=True, text=True)
 
-def reply(text, tokens):
-    line = {{"type": "assistant", "sessionId": sid, "cwd": os.getcwd(), "uuid": "a%d" % tokens,
-            "timestamp": "2026-11-22T10:00:00.000Z",
-            "message": {{"id": "m%d" % tokens, "role": "assistant", "model": "claude-sonnet-4-5",
-                        "content": [{{"type": "text", "text": text}}],
-                        "usage": {{"input_tokens": tokens, "output_tokens": 10}}}}}}
-    with open({transcript!r}, "a") as f:
-        f.write(json.dumps(line) + "\\n")
+def line(kind, message):
+    entry = {{"type": kind, "sessionId": sid, "cwd": os.getcwd(), "message": message,
+             "uuid": "%s-%d" % (sid, time.time_ns()), "timestamp": "2026-11-22T10:00:00.000Z"}}
+    with open(transcript, "a") as f:
+        f.write(json.dumps(entry) + "\\n")
 
-if "--resume" in args:
-    sid = args[args.index("--resume") + 1]
-    print("FIRST CLAUDE: filling the window", flush=True)
+def reply(text, tokens):
+    line("assistant", {{"id": "m%d" % time.time_ns(), "role": "assistant",
+                      "model": "claude-sonnet-4-5", "content": [{{"type": "text", "text": text}}],
+                      "usage": {{"input_tokens": tokens, "output_tokens": 10}}}})
+
+if not resumed:  # a successor: its first turn answers the hand-off; the hook links it
+    line("user", {{"role": "user", "content": args[-1]}})
+    reply("pong", 1000)
+    hook("Stop", stop_hook_active=False)
+if run <= {handoffs}:
+    line("user", {{"role": "user", "content": "carry on"}})
+    print("CLAUDE RUN %d: filling the window" % run, flush=True)
     reply("working", 150000)  # 75% of 200,000
     asked = json.loads(hook("Stop", stop_hook_active=False).stdout)
     assert asked["decision"] == "block", asked
     reply({handoff!r}, 151000)
     hook("Stop", stop_hook_active=True, last_assistant_message={handoff!r})
-    print("FIRST CLAUDE: waiting", flush=True)
+    print("CLAUDE RUN %d: waiting" % run, flush=True)
     time.sleep(60)
     sys.exit(3)
-sid = args[args.index("--session-id") + 1]
 print("SUCCESSOR CLAUDE " + sid, flush=True)
 deadline = time.monotonic() + 60
 while not os.path.exists({go!r}) and time.monotonic() < deadline:
@@ -135,8 +147,9 @@ async def test_enter_continues_a_session_that_hands_off_in_the_same_terminal(
         STAND_IN.format(
             python=sys.executable,
             record=str(record),
-            transcript=str(transcript),
+            projects=str(transcript.parent),
             handoff=HANDOFF,
+            handoffs=2,
             go=str(go),
         )
     )
@@ -159,29 +172,38 @@ async def test_enter_continues_a_session_that_hands_off_in_the_same_terminal(
 
     pane.tmux("send-keys", "-t", "panel", "Enter")
 
-    # Nobody types: the first CLI hands off, is ended, and the successor takes the pane.
+    # Nobody types: the first CLI hands off, is ended, and the successor takes the
+    # pane; after a turn of its own it hands off too, and a third takes the pane.
     await asyncio.to_thread(
-        pane.wait_for, lambda: "SUCCESSOR CLAUDE" in pane.text(), "the successor", 120
+        pane.wait_for, lambda: "SUCCESSOR CLAUDE" in pane.text(), "the last successor", 180
     )
-    first, second = (json.loads(line) for line in record.read_text().splitlines())
-    assert first["argv"][:2] == ["--resume", SESSION_ID]
-    assert second["tty"] is True
-    assert second["argv"][0] == "--session-id"
-    successor = second["argv"][1]
-    assert successor != SESSION_ID
-    assert second["argv"][2] == "--settings"
-    prompt = second["argv"][-1]
-    assert prompt.startswith("You continue the work of a previous session")
-    assert "Fixing the flaky login test." in prompt
-    assert f"**Previous Instance**: {SESSION_ID}" in prompt
+    runs = [json.loads(line) for line in record.read_text().splitlines()]
+    assert len(runs) == 3
+    assert runs[0]["argv"][:2] == ["--resume", SESSION_ID]
+    chain = [SESSION_ID]
+    for run in runs[1:]:
+        assert run["tty"] is True
+        assert run["argv"][0] == "--session-id"
+        assert run["argv"][2] == "--settings"
+        prompt = run["argv"][-1]
+        assert prompt.startswith("You continue the work of a previous session")
+        assert "Fixing the flaky login test." in prompt
+        assert f"**Previous Instance**: {chain[-1]}" in prompt
+        chain.append(run["argv"][1])
+    assert len(set(chain)) == 3
 
     orch = await AgentOrchestrator.open(data)
     try:
-        [doc] = await orch.store.documents.find(DocumentKind.HANDOFF, source_session=SESSION_ID)
-        assert doc.producer == "agent"
-        assert doc.path in prompt
-        assert doc.status is DocumentStatus.CONSUMED
-        assert doc.consumers == (successor,)  # so the successor's first Stop links the two
+        docs = orch.store.documents
+        for old, new in itertools.pairwise(chain):
+            [doc] = await docs.find(DocumentKind.HANDOFF, source_session=old)
+            assert doc.producer == "agent"
+            assert doc.status is DocumentStatus.CONSUMED
+            assert doc.consumers == (new,)
+            assert (await orch.get_session(old)).continued_in == new
+        assert await orch.store.sessions.continuation_chain(SESSION_ID) == chain
+        [second] = await docs.find(DocumentKind.HANDOFF, source_session=chain[1])
+        assert "handoff #2 in its chain" in Path(second.path).read_text()
     finally:
         await orch.close()
     assert not (project / ".delegate" / "handoffs" / "HANDOFF_PENDING.md").exists()
