@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import ids
+from core.clock import to_us
 from core.continuation.service import continuation_prompt, repository_of
 from core.documents.handoff_files import clear_pending_note, read_handoff_file
 from core.errors import DelegateError
@@ -48,6 +49,8 @@ SETTLE_MAX_S = 30.0
 """The longest wait for that quiet (a CLI that keeps writing is ended anyway)."""
 ANNOUNCED_SCAN = 200
 """How many of the newest history events are read for the hand-off's announcement."""
+ATTACHED_LEASE_US = 60_000_000
+"""How long the attached lease lasts unless renewed (a crashed delegate frees it)."""
 EXIT_GRACE_S = 15.0
 """How long the CLI may take to exit after ``SIGTERM`` before it is killed."""
 
@@ -136,6 +139,8 @@ async def _run_one(
         found = [d for d in await _handoffs_of(orchestrator, sid) if d.document_id not in known]
         return found[0] if found else None
 
+    attached = _Attached(orchestrator, sid)
+    await attached.hold()
     process = await asyncio.create_subprocess_exec(*plan.argv, cwd=plan.cwd, env=dict(plan.env))
     exited = asyncio.ensure_future(process.wait())
     try:
@@ -144,6 +149,7 @@ async def _run_one(
             if exited.done():
                 break
             try:
+                await attached.hold()
                 document = await new_handoff()
             except DelegateError as exc:  # the store busy or moved: try again next time
                 log.info("cannot read the hand-offs of %s: %s", sid, exc)
@@ -156,7 +162,32 @@ async def _run_one(
     except asyncio.CancelledError:
         await _end(process, exited)
         raise
+    finally:
+        await attached.release()
     return code, await new_handoff()
+
+
+class _Attached:
+    """The session's ``attached`` lease: while held, a supervisor leaves its hand-off
+    to its hooks (the agent writes its own) instead of building one from facts."""
+
+    def __init__(self, orchestrator: AgentOrchestrator, sid: str) -> None:
+        from core.supervisor.context_monitor import ATTACHED_LEASE
+        from core.supervisor.leader import new_holder
+
+        self.orchestrator = orchestrator
+        self.name = ATTACHED_LEASE.format(sid)
+        self.holder = new_holder()
+
+    async def hold(self) -> None:
+        """Take or renew it (for :data:`ATTACHED_LEASE_US`; renewed at every poll)."""
+        store, now = self.orchestrator.store, to_us(self.orchestrator.clock())
+        with contextlib.suppress(DelegateError):  # a busy store: renewed next time
+            await store.leases.acquire(self.name, self.holder, now, ATTACHED_LEASE_US)
+
+    async def release(self) -> None:
+        with contextlib.suppress(DelegateError):  # it expires by itself
+            await self.orchestrator.store.leases.release(self.name, self.holder)
 
 
 async def _settle(

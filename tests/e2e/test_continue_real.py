@@ -93,9 +93,11 @@ async def first_session(agents: Agents) -> Session:
     return session
 
 
+@pytest.mark.parametrize("front", ["open", "panel"])
 async def test_a_session_opened_by_delegate_continues_in_the_same_pane_by_itself(
-    agents: Agents, pane: Pane
+    agents: Agents, pane: Pane, front: str
 ) -> None:
+    """``delegate open ID``, or the panel's ``enter`` on the session: one mechanism."""
     find_cli("claude")
     orch, server = agents.orch, agents.server
     session = await first_session(agents)
@@ -106,13 +108,18 @@ async def test_a_session_opened_by_delegate_continues_in_the_same_pane_by_itself
     env = {k: v for k, v in os.environ.items() if k != "TMUX"}
     env |= {"PYTHONPATH": str(REPO), "TERM": "xterm-256color"}
     data = orch.store.path.parent
-    command = [sys.executable, "-m", "tui.cli", "--data-dir", str(data), "open", sid]
+    command = [sys.executable, "-m", "tui.cli", "--data-dir", str(data)]
+    if front == "open":
+        command += ["open", sid]
     window = ["-s", "panel", "-x", "120", "-y", "36", "-c", str(agents.workdir)]
     started = await asyncio.create_subprocess_exec(
         *["tmux", "-L", pane.socket, "-f", "/dev/null", "new-session", "-d", *window, *command],
         env=env,
     )
     assert await asyncio.wait_for(started.wait(), 10) == 0
+    if front == "panel":
+        await pane.wait_for(lambda s: "start on the pong module" in s, "the panel", 120)
+        pane.tmux("send-keys", "-t", "panel", "Enter")
     await pane.wait_for(lambda s: "Claude Code v" in s and "pong 1" in s, "claude, resumed", 120)
 
     # The window fills past the hand-off level with this one prompt; the successor's
@@ -173,9 +180,11 @@ async def test_a_session_opened_by_delegate_continues_in_the_same_pane_by_itself
     assert "handoff_written" in history
     assert "session_continued" in history
 
-    # The person leaves the successor: `delegate open` ends with it.
+    # The person leaves the successor: `delegate open` ends with it; the panel comes back.
     await pane.type("/exit")
-    await pane.wait_for(lambda s: "Claude Code v" not in s, "the pane closed", 60)
+    await pane.wait_for(lambda s: "Claude Code v" not in s, "claude left", 60)
+    if front == "panel":
+        await pane.wait_for(lambda s: "start on the pong module" in s, "the panel back", 60)
 
 
 async def test_past_the_force_level_prompts_are_refused_and_a_resume_gets_the_handoff(
