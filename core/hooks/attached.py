@@ -79,6 +79,17 @@ def hook_arguments(plan: ReopenPlan, data_dir: Path) -> tuple[str, ...]:
     return ("--settings", json.dumps({"hooks": hooks}))
 
 
+def watchable(plan: ReopenPlan) -> ReopenPlan:
+    """``plan`` with the id of the session it runs: a resumed one keeps its own; one
+    that starts a new session (``claude PROMPT``, a hand-off opened with ``ctrl+k``)
+    gets an id minted here (``--session-id``), so its hand-off can be watched for."""
+    if plan.argv[1:2] == ("--resume",):
+        return plan
+    sid = str(uuid.uuid4())
+    argv = (plan.argv[0], "--session-id", sid, *plan.argv[1:])
+    return ReopenPlan(sid, plan.source, argv, plan.cwd, plan.env, plan.shown_binary)
+
+
 async def run_continuing(
     orchestrator: AgentOrchestrator,
     plan: ReopenPlan,
@@ -95,13 +106,14 @@ async def run_continuing(
         return AttachedOutcome(await run_attached(plan), [plan.conversation_id])
     data_dir = orchestrator.store.path.parent
     extra = await asyncio.to_thread(hook_arguments, plan, data_dir)
+    watched = watchable(plan)
     current = ReopenPlan(
-        plan.conversation_id,
-        plan.source,
-        (*plan.argv, *extra),
-        plan.cwd,
-        plan.env,
-        plan.shown_binary,
+        watched.conversation_id,
+        watched.source,
+        (*watched.argv, *extra),
+        watched.cwd,
+        watched.env,
+        watched.shown_binary,
     )
     outcome = AttachedOutcome(0)
     with survive_interrupts():

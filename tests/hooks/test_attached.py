@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from core import ids
-from core.hooks.attached import hook_arguments
+from core.hooks.attached import hook_arguments, watchable
 from core.hooks.install import CLAUDE_EVENTS, install
 from core.reopen import ReopenPlan
 
@@ -61,3 +61,16 @@ def test_unusable_settings_are_left_alone_and_all_hooks_ride_along(tmp_path: Pat
     (claude / "settings.json").write_text("{not json")
     assert given(hook_arguments(plan(claude), tmp_path / "data")) == list(CLAUDE_EVENTS)
     assert (claude / "settings.json").read_text() == "{not json"
+
+
+def test_a_resumed_session_is_watched_under_its_own_id(tmp_path: Path) -> None:
+    resumed = plan(tmp_path)
+    assert watchable(resumed) == resumed
+
+
+def test_a_new_session_gets_an_id_minted_here_before_its_prompt(tmp_path: Path) -> None:
+    start = ReopenPlan(SID, ids.CLAUDE_CODE, ("claude", "Read the hand-off"), tmp_path, {}, "c")
+    watched = watchable(start)
+    assert watched.conversation_id != SID
+    assert watched.argv == ("claude", "--session-id", watched.conversation_id, "Read the hand-off")
+    assert ids.is_uuid(watched.conversation_id)
