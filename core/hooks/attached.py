@@ -145,9 +145,15 @@ async def _run_one(
     """Run one CLI until it exits, ending it once its session has handed off; its
     exit status and the hand-off it wrote meanwhile (None: the person left)."""
     sid = plan.conversation_id
-    known = {d.document_id for d in await _handoffs_of(orchestrator, sid)}
+    try:
+        known = {d.document_id for d in await _handoffs_of(orchestrator, sid)}
+    except DelegateError as exc:  # the store unreadable: the CLI still runs, unwatched
+        log.warning("cannot read the hand-offs of %s: %s", sid, exc)
+        known = None
 
     async def new_handoff() -> ContextDocument | None:
+        if known is None:
+            return None
         found = [d for d in await _handoffs_of(orchestrator, sid) if d.document_id not in known]
         return found[0] if found else None
 
@@ -176,7 +182,11 @@ async def _run_one(
         raise
     finally:
         await attached.release()
-    return code, await new_handoff()
+    try:
+        return code, await new_handoff()  # written while the person was leaving: goes on
+    except DelegateError as exc:
+        log.warning("cannot read the hand-offs of %s: %s", sid, exc)
+        return code, None
 
 
 class _Attached:
@@ -212,7 +222,10 @@ async def _settle(
     """Wait until the hook that wrote ``document`` has announced it (its last write)
     and the session's transcript has not changed for ``quiet_s`` since (the turn is
     over), or the CLI exits, or :data:`SETTLE_MAX_S` passes."""
-    transcript = await orchestrator.transcript_path(sid)
+    try:
+        transcript = await orchestrator.transcript_path(sid)
+    except DelegateError:  # then only the announcement and the deadline count
+        transcript = None
     deadline = time.monotonic() + SETTLE_MAX_S
     announced = False
     last: tuple[int, int] | None = None
@@ -274,8 +287,12 @@ async def _successor(
     docs = orchestrator.store.documents
     # Consumed by the successor before it starts: its SessionStart hook then gives it
     # nothing more, and its first Stop links the two sessions.
-    await docs.add_consumer(document.document_id, successor)
-    await docs.set_status(document.document_id, DocumentStatus.CONSUMED)
+    try:
+        await docs.add_consumer(document.document_id, successor)
+        await docs.set_status(document.document_id, DocumentStatus.CONSUMED)
+    except DelegateError as exc:  # it stays pending: a person continues it
+        log.warning("hand-off %s cannot be marked consumed: %s", path, exc)
+        return None
     repo = repository_of(path)
     if repo is not None:
         await asyncio.to_thread(clear_pending_note, repo)
