@@ -178,7 +178,7 @@ async def run_attached(plan: ReopenPlan) -> int:
     Ctrl+C typed at the agent reaches it; this process only shrugs it off, so
     the caller (a suspended panel) comes back whatever the agent does with it.
     """
-    with _survive_interrupts():
+    with survive_interrupts():
         process = await asyncio.create_subprocess_exec(*plan.argv, cwd=plan.cwd, env=dict(plan.env))
         try:
             return await process.wait()
@@ -190,7 +190,7 @@ async def run_attached(plan: ReopenPlan) -> int:
 
 
 @contextlib.contextmanager
-def _survive_interrupts() -> Iterator[None]:
+def survive_interrupts() -> Iterator[None]:
     """SIGINT ignored by this process (a handler, so the child still gets the default)."""
 
     def shrug(signum: int, frame: FrameType | None) -> None:

@@ -681,6 +681,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_hooks.add_parser(sub)
 
+    from tui import cli_open
+
+    cli_open.add_parser(sub)
+
     from tui import cli_capsule
 
     cli_capsule.add_parser(sub)

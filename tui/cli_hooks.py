@@ -54,7 +54,9 @@ def add_parser(subparsers: Any) -> None:
         "stdin; Codex's notify passes it as the last argument.",
     )
     hook.add_argument("agent", choices=AGENTS)
-    hook.add_argument("event", help="the hook event (SessionStart, Stop; notify for Codex)")
+    hook.add_argument(
+        "event", help="the hook event (SessionStart, UserPromptSubmit, Stop; notify for Codex)"
+    )
     hook.add_argument("payload", nargs="?", help="the event's JSON (Codex); default: stdin")
     hook.set_defaults(handler=cmd_hook)
 

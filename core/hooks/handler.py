@@ -18,6 +18,9 @@ Claude Code (stdin: one JSON object; stdout: the hook's JSON answer):
   added to the new session's context, and marked consumed by it; at the new
   session's first ``Stop`` the two sessions are linked (``continued_in``).
 
+``SessionStart`` with ``resume`` or ``compact`` and ``UserPromptSubmit`` (a prompt
+refused past the force level) are :mod:`core.hooks.session_guard`'s.
+
 Sessions delegate itself drives are left to :class:`~core.continuation.Continuation`
 (it asks the agent through its own runs); their turns are still imported and judged.
 
@@ -159,6 +162,12 @@ class ClaudeCodeHooks:
             return await self._on_stop(hook)
         if event == "SessionStart":
             return await self._on_session_start(hook)
+        if event == "UserPromptSubmit":
+            from core.hooks.session_guard import refuse_prompt
+
+            return await refuse_prompt(
+                self.orchestrator, hook.session_id, claude_dir=self.claude_dir
+            )
         return None  # an event delegate does not handle (a newer install): nothing to say
 
     # --- Stop -------------------------------------------------------------------
@@ -342,6 +351,12 @@ class ClaudeCodeHooks:
     # --- SessionStart -----------------------------------------------------------
 
     async def _on_session_start(self, hook: ClaudeHookInput) -> dict[str, Any] | None:
+        from core.hooks.session_guard import GOING_ON_SOURCES, going_on_context
+
+        if hook.source in GOING_ON_SOURCES:
+            return await going_on_context(
+                self.orchestrator, hook.session_id, claude_dir=self.claude_dir
+            )
         if hook.source not in NEW_WORK_SOURCES or not hook.cwd:
             return None
         repo = _project_root(hook.cwd)

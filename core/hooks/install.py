@@ -29,7 +29,7 @@ from core import ids
 from core.errors import HookSettingsUnusable, InvalidRequest
 from core.hooks.files import read_settings_text, remove_settings_file, write_settings_text
 
-CLAUDE_EVENTS: tuple[str, ...] = ("SessionStart", "Stop")
+CLAUDE_EVENTS: tuple[str, ...] = ("SessionStart", "UserPromptSubmit", "Stop")
 """The Claude Code hook events delegate handles (see docs/hooks.md)."""
 CODEX_EVENTS: tuple[str, ...] = ("notify",)
 """Codex's one turn-complete program."""
@@ -58,6 +58,42 @@ def hook_command(data_dir: Path, agent: str, event: str) -> list[str]:
         "hook",
         agent,
         event,
+    ]
+
+
+def claude_hooks(data_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """delegate's Claude Code hooks for ``data_dir``: one group per event, in the
+    shape of ``settings.json``'s ``hooks`` (also given to a CLI delegate opens, as
+    ``--settings``)."""
+    return {
+        event: [
+            {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": shlex.join(hook_command(data_dir, ids.CLAUDE_CODE, event)),
+                        "timeout": HOOK_TIMEOUT_S,
+                    }
+                ]
+            }
+        ]
+        for event in CLAUDE_EVENTS
+    }
+
+
+def missing_for(path: Path, data_dir: Path) -> list[str]:
+    """delegate's Claude Code hook events that ``path`` (Claude Code's settings) does
+    not already run on ``data_dir`` (all of them when it cannot be read)."""
+    wanted = claude_hooks(data_dir)
+    try:
+        settings = _claude_settings(path, read_settings_text(path))
+    except HookSettingsUnusable:
+        return list(wanted)
+    hooks = settings.get("hooks", {})
+    return [
+        event
+        for event, groups in wanted.items()
+        if not any(group in groups for group in hooks.get(event, []))
     ]
 
 
@@ -118,17 +154,8 @@ def install(agent: str, path: Path, data_dir: Path) -> HooksStatus:
             _keep_original(data_dir, agent, path, text)
         cleaned = _claude_without_ours(settings)
         hooks = cleaned.setdefault("hooks", {})
-        for event in CLAUDE_EVENTS:
-            group = {
-                "hooks": [
-                    {
-                        "type": "command",
-                        "command": shlex.join(hook_command(data_dir, agent, event)),
-                        "timeout": HOOK_TIMEOUT_S,
-                    }
-                ]
-            }
-            hooks.setdefault(event, []).append(group)
+        for event, group in claude_hooks(data_dir).items():
+            hooks.setdefault(event, []).extend(group)
         new_text = json.dumps(cleaned, indent=2, ensure_ascii=False) + "\n"
     else:
         config = _codex_config(path, text)

@@ -165,6 +165,19 @@ async def hand_off_once(
             await store.leases.release(lease, holder)
 
 
+ATTACHED_LEASE = "attached:{}"
+"""Held (per session) while delegate runs the session's Claude Code on a terminal
+with its hooks in it: the hooks ask the agent for its own hand-off, so the monitor
+builds none from facts meanwhile (see core.hooks.attached)."""
+
+
+async def left_to_its_hooks(orchestrator: AgentOrchestrator, conversation_id: str) -> bool:
+    """Whether the session runs attached, its hand-off left to its hooks."""
+    name = ATTACHED_LEASE.format(conversation_id)
+    now = to_us(orchestrator.clock())
+    return await orchestrator.store.leases.holder(name, now) is not None
+
+
 async def has_handoff(orchestrator: AgentOrchestrator, conversation_id: str) -> bool:
     """Whether a hand-off document of this session is registered."""
     found = await orchestrator.store.documents.find(
@@ -251,6 +264,8 @@ class ContextMonitor:
         check = await _check(orchestrator, session)
         if check is None or not check.wants_handoff:
             return
+        if await left_to_its_hooks(orchestrator, conversation_id):
+            return  # its hooks ask the agent for its own, in its turn
         if self.continuation is None:
             self.continuation = default_continuation(orchestrator)
         continuation = self.continuation

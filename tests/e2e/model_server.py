@@ -13,6 +13,8 @@ answers ``text`` when the conversation's last user message contains ``key``.
 ``tool_when(key, call, then)`` makes the Anthropic reply a tool call instead (the model
 asks Claude Code to run one of its tools, e.g. ``Write``), and answers ``then`` once the
 CLI sends the tool's result back; ``tool_results`` keeps those results.
+``context_tokens_until`` ends the full window (``context_tokens`` back to None) at
+the first request whose conversation contains that text (a successor's first prompt).
 
 A first path segment picks a misbehaviour for Chat Completions (``base_url =
 f"{server.url}/cut/v1"``): ``cut`` closes the connection mid-stream, before
@@ -60,6 +62,7 @@ class ModelServer:
 
     requests: list[Recorded] = field(default_factory=list)
     context_tokens: int | None = None  # reported as the input tokens when set
+    context_tokens_until: str | None = None  # a request carrying this clears context_tokens
     replies: list[tuple[str, str]] = field(default_factory=list)
     tools: list[tuple[str, Callable[[str], ToolCall], str]] = field(default_factory=list)
     tool_results: list[dict[str, Any]] = field(default_factory=list)
@@ -232,6 +235,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/v1/messages":
             reply, tool = self._tool_turn(body, last, reply)
         input_tokens = INPUT_TOKENS_PER_MESSAGE * n
+        until = self.owner.context_tokens_until
+        if until is not None and until in _text_of(body):
+            self.owner.context_tokens = None
         if self.owner.context_tokens is not None and path != "/v1/chat/completions":
             input_tokens = self.owner.context_tokens
         if path == "/v1/messages" and tool is not None:

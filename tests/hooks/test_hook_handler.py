@@ -147,15 +147,22 @@ async def test_a_stop_continued_by_someone_else_is_left_alone(world: World) -> N
     assert docs == []
 
 
-async def test_a_resumed_session_is_not_handed_a_waiting_handoff(world: World) -> None:
+async def test_a_resumed_session_is_reminded_of_its_own_handoff_and_leaves_it_waiting(
+    world: World,
+) -> None:
     world.turn(input_tokens=150_000)
     answer(await asyncio.to_thread(world.stop))
     answer(await asyncio.to_thread(world.stop, active=True, reply="no"))  # pending, from facts
     start = {"session_id": SID, "cwd": str(world.repo), "hook_event_name": "SessionStart"}
-    assert (
-        answer(await asyncio.to_thread(world.hook, "SessionStart", start | {"source": "resume"}))
-        is None
-    )
+    for source in ("resume", "compact"):
+        again = answer(
+            await asyncio.to_thread(world.hook, "SessionStart", start | {"source": source})
+        )
+        told = again["hookSpecificOutput"]["additionalContext"]
+        assert told.startswith("delegate: This session has handed off")
+        assert "# Context Handoff" in told
+    _, [doc], _ = await stored(world)
+    assert doc.status is DocumentStatus.PENDING  # still waiting for the session that continues it
     new = start | {"session_id": "7d1e2f3a-4b5c-4d6e-8f70-112233445566", "source": "startup"}
     given = answer(await asyncio.to_thread(world.hook, "SessionStart", new))
     context = given["hookSpecificOutput"]["additionalContext"]

@@ -72,7 +72,7 @@ def test_install_keeps_the_users_hooks_and_uninstall_restores_the_bytes(
     assert len(json.loads(settings.read_text())["hooks"]["Stop"]) == 2
 
     code, status = cli(tmp_path, capsys, "hooks", "status", "claude-code")
-    assert status["events"] == ["SessionStart", "Stop"]
+    assert status["events"] == ["SessionStart", "UserPromptSubmit", "Stop"]
     assert status["missing"] == []
 
     code, status = cli(tmp_path, capsys, "hooks", "uninstall", "claude-code")
@@ -94,7 +94,11 @@ def test_a_file_delegate_created_is_removed_again(
     code, status = cli(tmp_path, capsys, "hooks", "install", "claude-code")
     assert code == 0
     assert status["installed"]
-    assert set(json.loads(settings.read_text())["hooks"]) == {"SessionStart", "Stop"}
+    assert set(json.loads(settings.read_text())["hooks"]) == {
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+    }
     code, status = cli(tmp_path, capsys, "hooks", "uninstall", "claude-code")
     assert code == 0
     assert not settings.exists()

@@ -151,7 +151,11 @@ def test_enter_hands_the_terminal_to_claude_and_the_panel_comes_back(world: Worl
     pane.wait_for(world.record.exists, "the stand-in claude to start")
     pane.wait_for(lambda: WHILE_RUNNING in pane.text(), "the stand-in on the terminal")
     ran = json.loads(world.record.read_text())
-    assert ran == {"argv": ["--resume", SESSION_ID], "cwd": str(world.project), "tty": True}
+    assert ran["argv"][:3] == ["--resume", SESSION_ID, "--settings"]
+    assert (ran["cwd"], ran["tty"]) == (str(world.project), True)
+    # delegate's hooks ride along (none installed here): the session can hand off.
+    hooks = json.loads(ran["argv"][3])["hooks"]
+    assert sorted(hooks) == ["SessionStart", "Stop", "UserPromptSubmit"]
     world.go.touch()  # the person leaves the agent
     pane.wait_for(lambda: REPLY in pane.text(), "the panel back, with the reply re-imported")
     assert WHILE_RUNNING not in pane.text()

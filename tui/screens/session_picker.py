@@ -46,7 +46,7 @@ from core.models import (
     SessionState,
 )
 from core.orchestrator import AgentOrchestrator
-from core.reopen import ReopenPlan, opens_interactively, reopen_plan, run_attached
+from core.reopen import ReopenPlan, opens_interactively, reopen_plan
 from tui import formatting as fmt
 from tui.bridge import (
     HistoryPosted,
@@ -909,7 +909,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         one, found by importing again)."""
         app = self.app
         failed: OSError | None = None
-        code = 0
+        code, continued = 0, False
         try:
             # No repaint while the agent owns the terminal (the loop keeps running:
             # runs this panel drives keep beating, the supervisor keeps watching).
@@ -917,7 +917,11 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                 # Nothing may raise out of this block: App.suspend resumes the
                 # terminal only when its block ends normally.
                 try:
-                    code = await run_attached(plan)
+                    from core.hooks.attached import run_continuing  # deferred: on enter only
+
+                    # A Claude Code session goes on in a successor, here, once it hands off.
+                    opened = await run_continuing(self.orchestrator, plan)
+                    code, continued = opened.code, len(opened.sessions) > 1
                 except OSError as exc:  # the binary vanished or cannot be executed
                     failed = exc
         except SuspendNotSupported:
@@ -940,7 +944,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             return
         if code != 0:
             self.notify(f"{plan.shown_binary} exited with status {code}.", timeout=4)
-        if new_session:
+        if new_session or continued:
             if self.import_roots is not None:
                 self.background_import.start()
             return
