@@ -85,6 +85,9 @@ def watchable(plan: ReopenPlan) -> ReopenPlan:
     gets an id minted here (``--session-id``), so its hand-off can be watched for."""
     if plan.argv[1:2] == ("--resume",):
         return plan
+    if "--session-id" in plan.argv:  # the id was chosen already (a hand-off's start)
+        chosen = plan.argv[plan.argv.index("--session-id") + 1]
+        return ReopenPlan(chosen, plan.source, plan.argv, plan.cwd, plan.env, plan.shown_binary)
     sid = str(uuid.uuid4())
     argv = (plan.argv[0], "--session-id", sid, *plan.argv[1:])
     return ReopenPlan(sid, plan.source, argv, plan.cwd, plan.env, plan.shown_binary)

@@ -74,3 +74,15 @@ def test_a_new_session_gets_an_id_minted_here_before_its_prompt(tmp_path: Path) 
     assert watched.conversation_id != SID
     assert watched.argv == ("claude", "--session-id", watched.conversation_id, "Read the hand-off")
     assert ids.is_uuid(watched.conversation_id)
+
+
+def test_a_start_whose_id_was_chosen_keeps_it_and_is_watched_under_it(tmp_path: Path) -> None:
+    """A hand-off opened with ctrl+k starts under the id its adoption waits for: one
+    ``--session-id``, and that session is the one watched."""
+    chosen = "0f0e0d0c-0b0a-4909-8807-060504030201"
+    start = ReopenPlan(
+        SID, ids.CLAUDE_CODE, ("claude", "--session-id", chosen, "Read it"), tmp_path, {}, "c"
+    )
+    watched = watchable(start)
+    assert watched.argv.count("--session-id") == 1
+    assert watched.conversation_id == chosen
