@@ -37,6 +37,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.real_default_agent]
 
 # Lines that are not run, by their command's start, and why.
 NOT_RUN = {
+    "uv run delegate open": "hands the terminal to the agent's CLI (tests/e2e/test_continue_real.py)",
     "uv run delegate": "the app itself (the panel's tmux tests start it)",
     "uv run pytest": "the test suite itself",
     "uv run ruff": "a developer's lint",
@@ -79,6 +80,9 @@ def strip_comment(line: str) -> str:
 def skipped_because(command: str) -> str | None:
     if command in NOT_RUN:
         return NOT_RUN[command]
+    for start, why in NOT_RUN.items():
+        if start.startswith("uv run delegate ") and command.startswith(start + " "):
+            return why
     if command.startswith("uv run delegate ") or " | uv run delegate " in command:
         return None
     if command.startswith(("claude mcp add", "codex mcp add")):
