@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.real_default_agent]
 
 # Lines that are not run, by their command's start, and why.
 NOT_RUN = {
-    "uv run delegate open": "hands the terminal to the agent's CLI (tests/e2e/test_continue_real.py)",
+    "uv run delegate open": "hands the terminal to the CLI (tests/e2e/test_continue_real.py)",
     "uv run delegate": "the app itself (the panel's tmux tests start it)",
     "uv run pytest": "the test suite itself",
     "uv run ruff": "a developer's lint",
