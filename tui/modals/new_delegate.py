@@ -1,5 +1,6 @@
 """The launch form for a new session: agent, working directory, prompt, and the
-context capsule its first prompt carries (none, the latest of the branch, or a file).
+context capsule its first prompt carries (none, the latest of the branch, or a file;
+opened from the capsule editor, the capsule being edited until another is chosen).
 
 The agents are listed real ones first: Claude Code and Codex when their CLIs
 are found here, and OpenAI-compatible endpoints; the first of them is the
@@ -125,11 +126,20 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
         ),
     ]
 
-    def __init__(self, choices: list[AgentChoice], default_agent: str, cwd: str) -> None:
+    def __init__(
+        self,
+        choices: list[AgentChoice],
+        default_agent: str,
+        cwd: str,
+        *,
+        capsule: Path | None = None,
+    ) -> None:
+        """``capsule``: the capsule the form starts with (the editor's), else none."""
         super().__init__()
         self.choices = choices
         self._default_agent = default_agent
         self._cwd = cwd
+        self._capsule = capsule
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -152,29 +162,38 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
                     ("the latest of the branch", LATEST_CAPSULE),
                     ("a file", CAPSULE_FILE),
                 ],
-                value=NO_CAPSULE,
+                value=NO_CAPSULE if self._capsule is None else CAPSULE_FILE,
                 allow_blank=False,
                 id="launch-capsule",
             )
             yield Input(
-                placeholder=".delegate/capsules/<branch>/<time>.md", id="launch-capsule-path"
+                "" if self._capsule is None else str(self._capsule),
+                placeholder=".delegate/capsules/<branch>/<time>.md",
+                id="launch-capsule-path",
             )
             yield Static("", id="launch-capsule-note")
             yield Static("", id="launch-error")
             yield Static("ctrl+s launch · esc cancel", id="launch-hint")
 
     def on_mount(self) -> None:
+        self._capsule_choice_changed()
         self.query_one("#launch-prompt", TextArea).focus()
 
     @on(Select.Changed, "#launch-capsule")
     @on(Input.Changed, "#launch-cwd")
+    @on(Input.Changed, "#launch-capsule-path")
     def _capsule_choice_changed(self) -> None:
-        """The path field for a file; for ``latest``, which capsule that is now."""
+        """The path field for a file; for ``latest``, which capsule that is now; the
+        capsule being edited, when that is the file named."""
         choice = self.query_one("#launch-capsule", Select).value
         self.set_class(choice == CAPSULE_FILE, "-capsule-file")
         note = ""
         if choice == LATEST_CAPSULE:
             note = latest_note(self.query_one("#launch-cwd", Input).value.strip())
+        elif choice == CAPSULE_FILE and self._capsule is not None:
+            named = self.query_one("#launch-capsule-path", Input).value.strip()
+            if named == str(self._capsule):
+                note = "the capsule being edited (saved): its body goes into the first prompt"
         self.query_one("#launch-capsule-note", Static).update(Text(visible(note)))
 
     def action_launch(self) -> None:
