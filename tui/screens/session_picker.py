@@ -59,6 +59,7 @@ from tui.bridge import (
 )
 from tui.commands import PickerCommands
 from tui.context_levels import Thresholds
+from tui.empty_list import STORE_EMPTY, empty_list_text, widest
 from tui.first_page import FirstPage
 from tui.keys import live_keys
 from tui.list_scope import ListScope
@@ -81,16 +82,6 @@ if TYPE_CHECKING:
     from tui.modals.new_delegate import LaunchRequest
 
 __all__ = ["UNDO_SECONDS", "ImportRoots", "SessionPickerScreen"]
-
-EMPTY_STATE = """[b]No delegate sessions yet.[/b]
-
-  • [b]ctrl+n[/b] starts a new session right here.
-  • [b]delegate demo --sessions 50[/b] fills the store with sample sessions to explore.
-  • [b]delegate run "PROMPT"[/b] launches one from the shell.
-  • Claude Code and Codex sessions on disk are imported at start; [b]f5[/b] looks again.
-  • [b]delegate import --report[/b] lists the files an import skipped.
-
-Press [b]f1[/b] for every key."""
 
 # Keys the help lists besides the bindings (handled by the widgets themselves).
 EXTRA_HELP = [
@@ -389,7 +380,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._first_status: StatusSnapshot | None = None  # likewise
         self._disconnect: Callable[[], None] = lambda: None
         self._detached = False
-        self._total_sessions = 0
+        # Top-level reusable sessions of every project and branch: what an empty list
+        # says the rest of the store holds (None until counted).
+        self._elsewhere: int | None = None
+        self._list_loaded_once = False  # an empty list before its first page is not empty
         self._listed_total: int | None = None  # what the list covers, without a search
         # Rows other processes changed, read and waiting for the list's next update.
         self._arrived: dict[str, Session] = {}
@@ -436,7 +430,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                 yield FilterBar(debounce=self.filter_debounce)
                 yield ListHeader()
                 yield listed
-                yield Static(Text.from_markup(EMPTY_STATE), id="empty-state")
+                yield Static(Text.from_markup(STORE_EMPTY), id="empty-state")
             with Vertical(id="right"):
                 yield PreviewPane(
                     orch.recent_messages,
@@ -466,6 +460,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         # first and finds the store empty must see the list focused to hide it.
         self.set_focus(self.sessions)
         self.list_header.show_scope(self.scope.describe())
+        first = self._first_page
+        if first is not None and not first.results and self._elsewhere is not None:
+            # An empty first page says so in the first frame, not once the list reports.
+            self._show_empty_list(True)
         self.sessions.reload()
         # The status, the history and the import start once the first page is on
         # screen, so a warm start paints its rows before they compete for the loop.
@@ -500,6 +498,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         A store that fails here is left to the list's own load, which reports it."""
         with contextlib.suppress(DelegateError):
             self._first_page = await self._fetch_page(self.page_size, None, None)
+            if not self._first_page.results:
+                # What the empty list says is known before the first frame too.
+                self._elsewhere = await self._count_elsewhere()
         # The counts and the fullest sessions too: a first frame saying "0 reusable",
         # one line high, would be wrong, and the list would move down when they arrive.
         # A waiting hand-off (rare; its documents' store loads later) comes with the rest.
@@ -637,14 +638,37 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @on(StatusPanel.Updated)
     def _status_updated(self, event: StatusPanel.Updated) -> None:
-        self._total_sessions = event.snapshot.total
         self._count_listed()
         self._update_empty_state()
         self._keep_first_page()  # a line more or less over the list moves its rows
 
-    def _update_empty_state(self) -> None:
+    async def _count_elsewhere(self) -> int:
+        return await self.orchestrator.count_sessions(scope=widest(self.scope).session_scope())
+
+    @work(group="elsewhere", name="counting sessions", exclusive=True, exit_on_error=False)
+    async def _recount_elsewhere(self) -> None:
+        """The list is empty: count what the rest of the store holds, then say so."""
+        scope = self.scope
+        elsewhere = await self._count_elsewhere()
+        if scope == self.scope:
+            self._elsewhere = elsewhere
+            self._update_empty_state(recount=False)
+
+    def _update_empty_state(self, *, recount: bool = True) -> None:
+        """Show the empty list's message, or the rows; an empty list counts the rest of
+        the store again (``recount``) and says it once counted."""
         listed = self.sessions
-        empty = not listed.sessions and not listed.filter_query and self._total_sessions == 0
+        empty = not listed.sessions and not listed.filter_query and self._list_loaded_once
+        if empty and recount:
+            self._recount_elsewhere()
+        self._show_empty_list(empty and self._elsewhere is not None)
+
+    def _show_empty_list(self, empty: bool) -> None:
+        listed = self.sessions
+        if empty and self._elsewhere is not None:
+            keys = live_keys(self)
+            text = empty_list_text(self.scope, self._elsewhere, lambda i: self._key(keys, i))
+            self.empty_state.update(text)
         self.empty_state.display = empty
         self.set_class(empty, "-empty")
         if empty and listed.display and listed.has_focus:
@@ -665,6 +689,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._show_position()
         if not event.first:
             return
+        self._list_loaded_once = True
         if self._after_first_page_pending:
             self._after_first_page_pending = False
             self.call_after_refresh(self._after_first_page)
@@ -1123,7 +1148,6 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         session = await self.orchestrator.get_session(handles[0].conversation_id)
         self.sessions.insert_session(session, 0)
         self.sessions.highlighted = 0
-        self._total_sessions += 1
         self._count_listed()
         self._update_empty_state()
 
