@@ -21,7 +21,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static, TextArea
 
@@ -99,14 +99,16 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
 
     DEFAULT_CSS = """
     NewDelegate { align: center middle; }
-    NewDelegate > Vertical {
-        width: 90%; max-width: 100; height: auto; padding: 1 2;
+    /* The fields scroll (an 80x24 terminal holds half of them); the refusal and the
+       send key stay docked under them, always in view. */
+    NewDelegate > #launch-form {
+        width: 90%; max-width: 100; height: auto; max-height: 100%; padding: 1 2;
         border: thick $success; background: $surface;
     }
     NewDelegate Label { margin-top: 1; }
     NewDelegate TextArea { height: 6; }
-    NewDelegate #launch-error { color: $error; height: auto; }
-    NewDelegate #launch-hint { color: $text-muted; }
+    NewDelegate #launch-error { color: $error; height: auto; dock: bottom; }
+    NewDelegate #launch-hint { color: $text-muted; dock: bottom; }
     NewDelegate #launch-capsule-note { color: $text-muted; height: auto; }
     NewDelegate #launch-capsule-path { display: none; }
     NewDelegate.-capsule-file #launch-capsule-path { display: block; }
@@ -142,7 +144,7 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
         self._capsule = capsule
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with VerticalScroll(id="launch-form", can_focus=False):
             yield Static("[b]New delegate[/b]")
             yield Label("Agent")
             yield Select(

@@ -103,6 +103,11 @@ LIVE_EVERY_S = 0.5
 _ID_SHAPED = re.compile(r"[0-9a-f][0-9a-f-]{5,63}", re.IGNORECASE)
 
 
+# The wide layout's width, and the height under which the panel is short (80x24).
+WIDE_FROM = 110
+SHORT_BELOW = 30
+
+
 def _nothing() -> None:
     pass
 
@@ -114,7 +119,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     # Back from a modal, focus the list, never the filter box (it would eat the keys).
     AUTO_FOCUS = "SessionList"
     # Textual annotates these two without ClassVar, so ours cannot add it.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_FROM, "-wide")]  # noqa: RUF012
+    # A short terminal (an 80x24 one) shares the height out so the preview still shows
+    # the last messages and the footer keeps quit (``session_picker.tcss``).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]  # noqa: RUF012
     COMMANDS = {PickerCommands}  # noqa: RUF012
 
     # Printable keys type into the search field (``on_key``), so every action is on
@@ -449,11 +457,16 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def on_mount(self) -> None:
         # The width's layout now: Textual sets it on the screen's first Resize, which
         # comes after the first frame, so a narrow terminal first saw the wide layout.
-        width = self.app.size.width
-        for at, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True):
-            if width >= at:
-                self.update_classes({n: n == name for _, n in self.HORIZONTAL_BREAKPOINTS})
-                break
+        width, height = self.app.size
+        for size, breakpoints in (
+            (width, self.HORIZONTAL_BREAKPOINTS),
+            (height, self.VERTICAL_BREAKPOINTS),
+        ):
+            for at, name in sorted(breakpoints, reverse=True):
+                if size >= at:
+                    self.update_classes({n: n == name for _, n in breakpoints})
+                    break
+        self._fit_footer(width)
         self._disconnect = connect(self.orchestrator.bus, self)
         self.status.continue_key = self._key(live_keys(self), "picker.continue_handoff")
         # Focus now, not later (``focus()`` is deferred): a status that arrives
@@ -473,7 +486,12 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._stop_listening()
 
     def on_resize(self, event: events.Resize) -> None:
+        self._fit_footer(event.size.width)
         self._keep_first_page()
+
+    def _fit_footer(self, width: int) -> None:
+        """Under the wide layout the footer's keys sit closer, so quit stays on it."""
+        self.query_one(Footer).compact = width < WIDE_FROM
 
     # --- the first page kept for the next start ----------------------------
 

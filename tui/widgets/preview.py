@@ -301,10 +301,10 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         )
         if same and session.state in (SessionState.RUNNING, SessionState.PENDING):
             # Reloaded mid-run (its row changed): the reply streamed so far stays.
-            self.live.update(self._live.text if self._live.received else "")
+            self._show_live(self._live.text if self._live.received else "")
         else:
             self._live = LiveReply()
-            self.live.update("")
+            self._show_live("")
         same_run = run is not None and self.run is not None and run.run_id == self.run.run_id
         heard_this_run = run is not None and self._activity.heard_run_id == run.run_id
         if not (same and same_run) and not heard_this_run:
@@ -362,21 +362,27 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         if self._follow_end:
             self.call_after_refresh(self.scroll_end, animate=False)
 
+    def _show_live(self, text: Text | str) -> None:
+        """The streamed reply under the page; no blank line when there is none."""
+        self.live.update(text)
+        self.live.display = bool(text)
+
     def show_empty(self, text: str) -> None:
         self.session = None
         self._shown = None
         self._older_cursor = None
         self._set_run(None)
         self.header.update(Text(text, "dim"))
-        for part in (self.messages, self.run_status, self.live, self.footer):
+        for part in (self.messages, self.run_status, self.footer):
             part.update("")
+        self._show_live("")
 
     def append_live(self, conversation_id: str, text: str) -> None:
         """A streamed chunk of a reply for the session on show."""
         if self.session is None or self.session.conversation_id != conversation_id:
             return
         self._live.append(text)
-        self.live.update(self._live.text)
+        self._show_live(self._live.text)
         self._activity = dataclasses.replace(self._activity, last_output_at=self._clock())
         self._render_run()
         self.scroll_end(animate=False)
@@ -406,7 +412,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             self._activity = self._activity.with_stored(from_store)
             if not self._live.received and from_store.live_output:
                 # A run another process drives: its reply so far, as that process stored it.
-                self.live.update(
+                self._show_live(
                     Text.assemble(
                         ("assistant (streaming)\n", "bold green"), visible(from_store.live_output)
                     )
