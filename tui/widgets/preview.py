@@ -363,9 +363,10 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             self.call_after_refresh(self.scroll_end, animate=False)
 
     def _show_live(self, text: Text | str) -> None:
-        """The streamed reply under the page; no blank line when there is none."""
+        """The streamed reply under the page; ``-no-live`` while there is none (a short
+        screen then spares its blank line)."""
         self.live.update(text)
-        self.live.display = bool(text)
+        self.set_class(not text, "-no-live")
 
     def show_empty(self, text: str) -> None:
         self.session = None
