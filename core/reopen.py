@@ -6,7 +6,8 @@ refuses ``--session-id`` beside ``--resume`` unless forking), in the session's
 folder or another one the user chose, with the agent's configured binary and
 environment. The id is data: it must be the UUID its agent minted, so the
 CLI can never read it as an option. :func:`run_attached` runs the plan on the
-caller's terminal and waits for the person to leave the agent.
+caller's terminal and waits for the person to leave the agent;
+:func:`run_attached_keeping_words` also keeps what a failing CLI said there.
 """
 
 from __future__ import annotations
@@ -182,6 +183,30 @@ async def run_attached(plan: ReopenPlan) -> int:
                 process.terminate()
             await process.wait()
             raise
+
+
+@dataclass(frozen=True)
+class Attached:
+    """How an agent run on the terminal ended: its status and, when it failed, its own
+    last words on the terminal (redacted, bounded; "" when it said nothing)."""
+
+    code: int
+    said: str = ""
+
+
+async def run_attached_keeping_words(plan: ReopenPlan) -> Attached:
+    """:func:`run_attached`, keeping what a failing CLI said: on a POSIX terminal the CLI
+    runs on a terminal of its own mirrored to this one (:mod:`core.terminal_mirror`),
+    so the lines it printed before failing ("No conversation found ...") can be shown
+    once the caller has its screen back. Elsewhere it runs as :func:`run_attached` does.
+    """
+    if os.name != "posix":
+        return Attached(await run_attached(plan))
+    from core.terminal_mirror import last_words, run_mirrored  # POSIX only
+
+    with _survive_interrupts():
+        ended = await run_mirrored(plan.argv, plan.cwd, plan.env)
+    return Attached(ended.code, last_words(ended.tail) if ended.code != 0 else "")
 
 
 @contextlib.contextmanager

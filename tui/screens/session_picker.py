@@ -46,7 +46,12 @@ from core.models import (
     SessionState,
 )
 from core.orchestrator import AgentOrchestrator
-from core.reopen import ReopenPlan, opens_interactively, reopen_plan, run_attached
+from core.reopen import (
+    ReopenPlan,
+    opens_interactively,
+    reopen_plan,
+    run_attached_keeping_words,
+)
 from tui import formatting as fmt
 from tui.bridge import (
     HistoryPosted,
@@ -949,7 +954,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         one, found by importing again)."""
         app = self.app
         failed: OSError | None = None
-        code = 0
+        code, said = 0, ""
         try:
             # No repaint while the agent owns the terminal (the loop keeps running:
             # runs this panel drives keep beating, the supervisor keeps watching).
@@ -957,7 +962,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                 # Nothing may raise out of this block: App.suspend resumes the
                 # terminal only when its block ends normally.
                 try:
-                    code = await run_attached(plan)
+                    # The CLI's own last words are kept: its screen is gone once we draw.
+                    ended = await run_attached_keeping_words(plan)
+                    code, said = ended.code, ended.said
                 except OSError as exc:  # the binary vanished or cannot be executed
                     failed = exc
         except SuspendNotSupported:
@@ -979,7 +986,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             )
             return
         if code != 0:
-            self.notify(f"{plan.shown_binary} exited with status {code}.", timeout=4)
+            from tui.modals.cli_exited import CliExited  # deferred: opened on demand
+
+            self.app.push_screen(CliExited(plan.shown_binary, code, said, plan.command_line))
         if new_session:
             if self.import_roots is not None:
                 self.background_import.start()
