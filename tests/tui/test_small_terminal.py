@@ -11,14 +11,17 @@ from textual.widget import Widget
 from textual.widgets import Select, TextArea
 from tui_support import (
     AppFactory,
+    insert_sessions,
     picker,
     preview,
     screen_lines,
     screen_text,
     session_list,
+    session_with,
     settle,
     started,
     wait_until,
+    widget_text,
 )
 
 from core.models import Message
@@ -152,3 +155,20 @@ async def test_the_follow_up_box_keeps_its_send_key(demo_dir: Path, make_app: Ap
         await settle(pilot)
         assert _in_view(box.query_one("#follow-up-hint"))
         assert _in_view(box.query_one(TextArea))
+
+
+async def test_a_long_title_keeps_to_one_line_in_the_preview(
+    data_dir: Path, make_app: AppFactory
+) -> None:
+    title = "Refactor the billing module so that " + "every invoice line is rounded once " * 4
+    await insert_sessions(
+        data_dir,
+        [session_with("5e55a0c1-0000-4000-8000-00000000000a", [title, "ok"], title=title)],
+    )
+    app = make_app(data_dir)
+    async with app.run_test(size=SMALL) as pilot:
+        await started(pilot)
+        header = widget_text(preview(app), "#preview-header").splitlines()
+        assert header[0].startswith("Refactor the billing module")
+        assert header[0].rstrip().endswith("…")
+        assert len(header[0].rstrip()) <= preview(app).scrollable_content_region.width

@@ -472,6 +472,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                     self.update_classes({n: n == name for _, n in breakpoints})
                     break
         self._fit_footer(width)
+        self.preview.one_line_title = height < SHORT_BELOW
         self._disconnect = connect(self.orchestrator.bus, self)
         self.status.continue_key = self._key(live_keys(self), "picker.continue_handoff")
         # Focus now, not later (``focus()`` is deferred): a status that arrives
@@ -492,6 +493,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit_footer(event.size.width)
+        self.preview.one_line_title = event.size.height < SHORT_BELOW
         self._keep_first_page()
 
     def _fit_footer(self, width: int) -> None:

@@ -154,6 +154,8 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self._live = LiveReply()
         self._follow_end = True
         self._newer = 0
+        # Set by the screen when it is short: the header's title keeps to one line.
+        self.one_line_title = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Nothing selected", "dim"), id="preview-header")
@@ -274,7 +276,9 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self.page_number = page_number
         self._newer = newer
         header = Text()
-        header.append(first_line(session.shown_title or "(untitled)", 200), "bold")
+        # A short screen (80x24) cuts the title to one line: the messages need the room.
+        width = max(20, self.scrollable_content_region.width) if self.one_line_title else 200
+        header.append(first_line(session.shown_title or "(untitled)", width), "bold")
         header.append("\n")
         header.append(f"{session.agent_id} · {session.mode.value} · {session.state.value}", "dim")
         header.append(f" · {fmt.size(session.metrics.bytes)} · ", "dim")
