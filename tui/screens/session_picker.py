@@ -682,8 +682,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def _update_empty_state(self, *, recount: bool = True) -> None:
         """Show the empty list's message, or the rows; an empty list counts the rest of
         the store again (``recount``) and says it once counted."""
+        if not self._list_loaded_once:
+            return  # what the first frame says (on_mount) stands until the list reports
         listed = self.sessions
-        empty = not listed.sessions and not listed.filter_query and self._list_loaded_once
+        empty = not listed.sessions and not listed.filter_query
         if empty and recount:
             self._recount_elsewhere()
         self._show_empty_list(empty and self._elsewhere is not None)
