@@ -6,7 +6,8 @@ refuses ``--session-id`` beside ``--resume`` unless forking), in the session's
 folder or another one the user chose, with the agent's configured binary and
 environment. The id is data: it must be the UUID its agent minted, so the
 CLI can never read it as an option. :func:`run_attached` runs the plan on the
-caller's terminal and waits for the person to leave the agent.
+caller's terminal and waits for the person to leave the agent;
+:func:`run_attached_keeping_words` also keeps what a failing CLI said there.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import contextlib
 import os
 import shlex
 import signal
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -171,7 +172,11 @@ def _existing_folder(cwd: str) -> Path:
     raise CwdMissing(cwd)
 
 
-async def run_attached(plan: ReopenPlan) -> int:
+# Told the agent's process once it runs, for a caller that may end it early.
+Started = Callable[[asyncio.subprocess.Process], None]
+
+
+async def run_attached(plan: ReopenPlan, *, started: Started | None = None) -> int:
     """Run the plan on this process's terminal (stdin, stdout, stderr inherited) and
     return its exit code once the person leaves the agent.
 
@@ -180,6 +185,8 @@ async def run_attached(plan: ReopenPlan) -> int:
     """
     with survive_interrupts():
         process = await asyncio.create_subprocess_exec(*plan.argv, cwd=plan.cwd, env=dict(plan.env))
+        if started is not None:
+            started(process)
         try:
             return await process.wait()
         except asyncio.CancelledError:
@@ -187,6 +194,32 @@ async def run_attached(plan: ReopenPlan) -> int:
                 process.terminate()
             await process.wait()
             raise
+
+
+@dataclass(frozen=True)
+class Attached:
+    """How an agent run on the terminal ended: its status and, when it failed, its own
+    last words on the terminal (redacted, bounded; "" when it said nothing)."""
+
+    code: int
+    said: str = ""
+
+
+async def run_attached_keeping_words(
+    plan: ReopenPlan, *, started: Started | None = None
+) -> Attached:
+    """:func:`run_attached`, keeping what a failing CLI said: on a POSIX terminal the CLI
+    runs on a terminal of its own mirrored to this one (:mod:`core.terminal_mirror`),
+    so the lines it printed before failing ("No conversation found ...") can be shown
+    once the caller has its screen back. Elsewhere it runs as :func:`run_attached` does.
+    """
+    if os.name != "posix":
+        return Attached(await run_attached(plan, started=started))
+    from core.terminal_mirror import last_words, run_mirrored  # POSIX only
+
+    with survive_interrupts():
+        ended = await run_mirrored(plan.argv, plan.cwd, plan.env, started=started)
+    return Attached(ended.code, last_words(ended.tail) if ended.code != 0 else "")
 
 
 @contextlib.contextmanager

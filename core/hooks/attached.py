@@ -28,6 +28,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from core import ids
 from core.clock import to_us
@@ -37,7 +38,7 @@ from core.errors import DelegateError
 from core.events import HandoffWritten
 from core.models import ContextDocument, DocumentKind, DocumentStatus
 from core.orchestrator import AgentOrchestrator
-from core.reopen import ReopenPlan, run_attached, survive_interrupts
+from core.reopen import Attached, ReopenPlan, run_attached_keeping_words, survive_interrupts
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ class AttachedOutcome:
     code: int
     sessions: list[str] = field(default_factory=list)
     handoffs: list[str] = field(default_factory=list)  # document paths
+    said: str = ""  # the last CLI's own last words when it failed (redacted, bounded)
 
 
 def hook_arguments(plan: ReopenPlan, data_dir: Path) -> tuple[str, ...]:
@@ -106,7 +108,8 @@ async def run_continuing(
     ``notice`` is told, between two CLIs, what happened (a line for the terminal).
     """
     if plan.source != ids.CLAUDE_CODE:
-        return AttachedOutcome(await run_attached(plan), [plan.conversation_id])
+        ended = await run_attached_keeping_words(plan)
+        return AttachedOutcome(ended.code, [plan.conversation_id], said=ended.said)
     data_dir = orchestrator.store.path.parent
     extra = await asyncio.to_thread(hook_arguments, plan, data_dir)
     watched = watchable(plan)
@@ -122,8 +125,8 @@ async def run_continuing(
     with survive_interrupts():
         while True:
             outcome.sessions.append(current.conversation_id)
-            code, document = await _run_one(orchestrator, current, quiet_s)
-            outcome.code = code
+            ended, document = await _run_one(orchestrator, current, quiet_s)
+            outcome.code, outcome.said = ended.code, ended.said
             if document is None:
                 return outcome
             outcome.handoffs.append(document.path)
@@ -144,9 +147,10 @@ async def _handoffs_of(orchestrator: AgentOrchestrator, session_id: str) -> list
 
 async def _run_one(
     orchestrator: AgentOrchestrator, plan: ReopenPlan, quiet_s: float
-) -> tuple[int, ContextDocument | None]:
-    """Run one CLI until it exits, ending it once its session has handed off; its
-    exit status and the hand-off it wrote meanwhile (None: the person left)."""
+) -> tuple[Attached, ContextDocument | None]:
+    """Run one CLI until it exits, ending it once its session has handed off; how it
+    ended (its status, its own last words when it failed) and the hand-off it wrote
+    meanwhile (None: the person left)."""
     sid = plan.conversation_id
     try:
         known = {d.document_id for d in await _handoffs_of(orchestrator, sid)}
@@ -162,8 +166,16 @@ async def _run_one(
 
     attached = _Attached(orchestrator, sid)
     await attached.hold()
-    process = await asyncio.create_subprocess_exec(*plan.argv, cwd=plan.cwd, env=dict(plan.env))
-    exited = asyncio.ensure_future(process.wait())
+    running: asyncio.Future[asyncio.subprocess.Process] = asyncio.get_running_loop().create_future()
+    # On a terminal of its own mirrored to ours, so a failing CLI's words are kept.
+    exited = asyncio.ensure_future(run_attached_keeping_words(plan, started=running.set_result))
+    either: set[asyncio.Future[Any]] = {running, exited}
+    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    if not running.done():  # it never started: the binary gone, not executable
+        await attached.release()
+        ended = await exited  # raises the OSError
+        return ended, None
+    process = running.result()
     try:
         while not exited.done():
             await asyncio.wait({exited}, timeout=POLL_S)
@@ -179,17 +191,17 @@ async def _run_one(
                 await _settle(orchestrator, sid, document, exited, quiet_s)
                 await _end(process, exited)
                 break
-        code = await exited
+        ended = await exited
     except asyncio.CancelledError:
         await _end(process, exited)
         raise
     finally:
         await attached.release()
     try:
-        return code, await new_handoff()  # written while the person was leaving: goes on
+        return ended, await new_handoff()  # written while the person was leaving: goes on
     except DelegateError as exc:
         log.warning("cannot read the hand-offs of %s: %s", sid, exc)
-        return code, None
+        return ended, None
 
 
 class _Attached:
@@ -219,7 +231,7 @@ async def _settle(
     orchestrator: AgentOrchestrator,
     sid: str,
     document: ContextDocument,
-    exited: asyncio.Future[int],
+    exited: asyncio.Future[Attached],
     quiet_s: float,
 ) -> None:
     """Wait until the hook that wrote ``document`` has announced it (its last write)
@@ -258,7 +270,7 @@ async def _announced(orchestrator: AgentOrchestrator, document_id: str) -> bool:
     return any(isinstance(e, HandoffWritten) and e.document_id == document_id for e in recent)
 
 
-async def _end(process: asyncio.subprocess.Process, exited: asyncio.Future[int]) -> None:
+async def _end(process: asyncio.subprocess.Process, exited: asyncio.Future[Attached]) -> None:
     """End the CLI as a closing terminal would (``SIGTERM``), killing it if it lingers."""
     if exited.done():
         return

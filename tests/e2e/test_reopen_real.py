@@ -174,3 +174,28 @@ async def test_enter_opens_the_real_codex_and_the_panel_comes_back(
         for pid in processes_with_home(agents.home):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
+
+
+async def test_enter_on_a_session_claude_cannot_resume_keeps_claude_s_own_error(
+    agents: Agents, pane: Pane, tmp_path: Path
+) -> None:
+    """The real Claude Code, asked to resume a conversation whose transcript is gone,
+    prints its own error and exits 1: the panel shows those words, not only a status."""
+    find_cli("claude")
+    [launch] = await agents.orch.delegate("say pong", "claude-code", cwd=str(agents.workdir))
+    await run_to_end(launch)
+    cid = launch.conversation_id
+    [transcript] = list(agents.claude_projects.glob(f"*/{cid}.jsonl"))
+    await indexed(agents, cid, transcript)
+    transcript.unlink()  # Claude Code no longer knows the conversation
+    first_run_done(agents.home, agents.workdir, os.environ["ANTHROPIC_API_KEY"])
+
+    await open_panel(pane, agents, tmp_path)
+    await pane.wait_for(lambda s: "say pong" in s and "reusable" in s, "the panel with the session")
+    pane.tmux("send-keys", "-t", "panel", "Enter")
+    shown = await pane.wait_for(
+        lambda s: "claude exited with status 1" in s, "the panel back, saying how claude ended"
+    )
+    assert f"No conversation found with session ID: {cid}" in shown, shown
+    await asyncio.sleep(5)  # a notification would be gone by now
+    assert "No conversation found" in pane.text()

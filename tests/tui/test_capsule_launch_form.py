@@ -3,11 +3,14 @@ working directory, or a file inside its repository (checked before the form clos
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import asyncio
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
+from editor_support import editor_app, opened, until
 from panel_capsule_data import MARKER, git_repo, valid_capsule
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
@@ -28,8 +31,9 @@ from core.capsules.drift import reference_for
 from core.capsules.storage import save_capsule
 from core.config import Settings
 from core.documents.prompt import CAPSULE_HEADING
-from core.models import Role
+from core.models import Role, Session
 from tui.app import DelegateApp
+from tui.capsule_panel import CAPSULE_FILE, LATEST_CAPSULE, NO_CAPSULE
 from tui.modals.confirm_capsule import ConfirmCapsuleLaunch
 from tui.modals.new_delegate import LaunchRequest, NewDelegate, agent_choices
 
@@ -262,3 +266,122 @@ async def test_a_stale_capsule_launches_when_accepted_and_the_cell_says_so(
         await wait_until(pilot, lambda: not app.orchestrator.running(), what="the run to end")
         [session] = session_list(app).sessions
         assert (await app.orchestrator.get_session(session.conversation_id)).capsule_id
+
+
+# --- from the capsule editor (ctrl+l): the form shows and uses what is injected ------
+
+EDITED = "EDITED-CAPSULE-MARK"
+OTHER = "OTHER-CAPSULE-MARK"
+
+
+def _two_capsules(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A repository with two valid capsules on its branch: the one the editor opens,
+    and another one (newer: the branch's latest)."""
+    repo = git_repo(tmp_path)
+    edited = save_capsule(
+        repo, valid_capsule().replace(MARKER, EDITED), branch="feature-billing", created=CREATED
+    )
+    other = save_capsule(
+        repo,
+        valid_capsule().replace(MARKER, OTHER),
+        branch="feature-billing",
+        created=CREATED + timedelta(minutes=5),
+    )
+    return repo, edited, other
+
+
+async def _editor_form(pilot: Pilot[Any]) -> NewDelegate:
+    await opened(pilot)
+    await pilot.press("ctrl+l")
+    await until(pilot, lambda: isinstance(pilot.app.screen, NewDelegate), what="the launch form")
+    form = pilot.app.screen
+    assert isinstance(form, NewDelegate)
+    return form
+
+
+async def _launched_prompt(pilot: Pilot[Any], form: NewDelegate) -> tuple[Session, str]:
+    """Launch what the form holds; the session started and the first prompt it received."""
+    await type_text(pilot, "carry on")
+    await pilot.press("ctrl+s")
+    await until(pilot, lambda: pilot.app.screen is not form, what="the form to close")
+    orchestrator = pilot.app.orchestrator
+    assert orchestrator is not None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 20
+    while True:
+        sessions = (await orchestrator.list_sessions()).sessions
+        if sessions and not orchestrator.running():
+            break
+        assert loop.time() < deadline, "the launch did not run"
+        await pilot.pause(0.05)
+    [session] = sessions
+    page = await orchestrator.recent_messages(session.conversation_id, 10)
+    prompt = next(m for m in page.messages if m.role is Role.USER).content
+    return session, prompt
+
+
+async def test_the_editor_launch_form_shows_the_editor_capsule_and_launches_with_it(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    repo, edited, _ = _two_capsules(tmp_path)
+    app = editor_app(data_dir, repo, edited)
+    async with app.run_test(size=(120, 40)) as pilot:
+        form = await _editor_form(pilot)
+        assert form.query_one("#launch-capsule", Select).value == CAPSULE_FILE
+        path_field = form.query_one("#launch-capsule-path", Input)
+        assert path_field.display
+        assert Path(path_field.value) == edited
+        assert "the capsule being edited" in static_text(form.query_one("#launch-capsule-note"))
+        session, prompt = await _launched_prompt(pilot, form)
+    assert prompt.index("carry on") < prompt.index(CAPSULE_HEADING)
+    assert EDITED in prompt
+    assert OTHER not in prompt
+    assert session.capsule_id is not None
+
+
+async def test_a_capsule_picked_in_the_editor_launch_form_is_the_one_injected(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    repo, edited, other = _two_capsules(tmp_path)
+    app = editor_app(data_dir, repo, edited)
+    async with app.run_test(size=(120, 40)) as pilot:
+        form = await _editor_form(pilot)
+        form.query_one("#launch-capsule-path", Input).value = str(other.relative_to(repo))
+        await settle(pilot)
+        session, prompt = await _launched_prompt(pilot, form)
+        orchestrator = app.orchestrator
+        assert orchestrator is not None
+        assert session.capsule_id is not None
+        document = await orchestrator.store.documents.get(session.capsule_id)
+    assert OTHER in prompt
+    assert EDITED not in prompt
+    assert Path(document.path) == other
+
+
+async def test_latest_in_the_editor_launch_form_takes_the_branch_latest(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    repo, edited, _ = _two_capsules(tmp_path)
+    app = editor_app(data_dir, repo, edited)
+    async with app.run_test(size=(120, 40)) as pilot:
+        form = await _editor_form(pilot)
+        form.query_one("#launch-capsule", Select).value = LATEST_CAPSULE
+        await settle(pilot)
+        _, prompt = await _launched_prompt(pilot, form)
+    assert OTHER in prompt
+    assert EDITED not in prompt
+
+
+async def test_none_in_the_editor_launch_form_launches_without_a_capsule(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    repo, edited, _ = _two_capsules(tmp_path)
+    app = editor_app(data_dir, repo, edited)
+    async with app.run_test(size=(120, 40)) as pilot:
+        form = await _editor_form(pilot)
+        form.query_one("#launch-capsule", Select).value = NO_CAPSULE
+        await settle(pilot)
+        session, prompt = await _launched_prompt(pilot, form)
+    assert CAPSULE_HEADING not in prompt
+    assert EDITED not in prompt
+    assert session.capsule_id is None

@@ -149,3 +149,34 @@ def test_a_start_after_the_store_changed_draws_nothing_first_but_keeps_the_rows_
     first_frame = screens[-1].splitlines()
     at = next(i for i, line in enumerate(first_frame) if TITLES[0] in line)
     assert TITLES[1] in first_frame[at + 1]  # one line a row, from the first frame on
+
+
+def test_a_start_in_a_project_without_sessions_says_where_the_others_are_from_its_first_frame(
+    tmp_path: Path, pane: Pane
+) -> None:
+    """Nothing is kept for an empty list, so nothing is drawn before the app; the app's
+    first frame already says what the other projects hold (never "No delegate sessions
+    yet", which is for a store with none)."""
+    data_dir = tmp_path / "data"
+    sessions = [
+        session_with(
+            f"5e55{n:04d}-0000-4000-8000-000000000000",
+            [t, "done"],
+            title=t,
+            minutes_ago=n,
+            cwd="/srv/elsewhere",
+        )
+        for n, t in enumerate(TITLES[:3])
+    ]
+    asyncio.run(insert_sessions(data_dir, sessions))
+    project = tmp_path / "payments-api"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    pane.cwd = project
+    pane.start([sys.executable, "-c", START, "--data-dir", str(data_dir)], (80, 24))
+    screens = pane.screens_until("3 sessions in other projects")
+    assert not [s for s in screens if "No delegate sessions yet" in s], screens
+    first_frame = next(s for s in screens if APP_ONLY in s)
+    assert "ctrl+a shows them" in first_frame, first_frame
+    assert not (data_dir / "first-page.json").exists()
+    pane.tmux("send-keys", "-t", "panel", "C-q")

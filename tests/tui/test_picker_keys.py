@@ -225,7 +225,7 @@ async def test_ctrl_l_toggles_the_history_pane(demo_dir: Path, make_app: AppFact
         await pilot.press("ctrl+l")
         await settle(pilot)
         assert history.display
-        assert not screen.query_one("#preview").display
+        assert screen.query_one("#preview").display  # under the preview, not instead of it
 
 
 async def test_ctrl_x_stops_a_run_this_panel_started(demo_dir: Path, make_app: AppFactory) -> None:

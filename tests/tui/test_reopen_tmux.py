@@ -172,3 +172,33 @@ def test_ctrl_c_at_the_agent_ends_the_agent_not_the_panel(world: World) -> None:
     # the panel comes back and says how the agent ended.
     pane.wait_for(lambda: "exited with status" in pane.text(), "the panel back, with a notice")
     assert "fix the flaky login test" in pane.text()
+
+
+SECRET = "sk-ant-api03-" + "Z" * 40
+FAILING = """#!{python}
+import sys
+print("No conversation found with session ID: " + sys.argv[-1], flush=True)
+sys.stderr.write("hint: ANTHROPIC_API_KEY={secret} was rejected\\n")
+sys.exit(1)
+"""
+
+
+def test_a_cli_that_fails_leaves_its_own_words_on_the_panel(world: World, tmp_path: Path) -> None:
+    """The CLI prints its error and exits 1: back in the panel, its words stay on screen
+    (redacted) until closed, not a passing "exited with status 1"."""
+    claude = tmp_path / "bin" / "claude"
+    claude.write_text(FAILING.format(python=sys.executable, secret=SECRET))
+    pane = world.pane
+    pane.tmux("send-keys", "-t", "panel", "Enter")
+
+    said = f"No conversation found with session ID: {SESSION_ID}"
+    pane.wait_for(lambda: "claude exited with status 1" in pane.text(), "the panel, saying so")
+    shown = pane.text()
+    assert said in shown
+    assert "ANTHROPIC_API_KEY=[REDACTED] was rejected" in shown
+    assert SECRET not in shown
+    time.sleep(5)  # a notification would have gone by now; the CLI's words stay
+    assert said in pane.text()
+    pane.tmux("send-keys", "-t", "panel", "Escape")
+    pane.wait_for(lambda: said not in pane.text(), "the words closed")
+    assert "fix the flaky login test" in pane.text()

@@ -548,3 +548,50 @@ def test_run_waiting_with_stderr(
         )
     )
     assert snap_compare(make_app(data_dir), terminal_size=MEDIUM, run_before=_ready)
+
+
+# --- 80x24: every form scrolls to its fields and keeps its send key -------------------
+
+
+def test_new_delegate_form_80x24(
+    snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory
+) -> None:
+    """ctrl+n at 80x24: the prompt in view, the send key docked under the fields."""
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _ready(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        await type_text(pilot, "Audit the cache headers and list the gaps")
+        await settle(pilot)
+
+    assert snap_compare(make_app(demo_dir), terminal_size=NARROW, run_before=run_before)
+
+
+def test_new_delegate_form_80x24_scrolled_to_the_capsule(
+    snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory
+) -> None:
+    """tab down to the context capsule: the form scrolled, the send key still there."""
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _ready(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        await type_text(pilot, "Audit the cache headers and list the gaps")
+        await pilot.press("tab")
+        await settle(pilot)
+
+    assert snap_compare(make_app(demo_dir), terminal_size=NARROW, run_before=run_before)
+
+
+def test_follow_up_box_80x24(
+    snap_compare: SnapCompare, demo_dir: Path, make_app: AppFactory
+) -> None:
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _ready(pilot)
+        await pilot.press("ctrl+f")
+        await settle(pilot)
+        await type_text(pilot, "Good. Now apply the smallest fix\nand show the diff.")
+        await settle(pilot)
+
+    assert snap_compare(make_app(demo_dir), terminal_size=NARROW, run_before=run_before)

@@ -30,6 +30,7 @@ from tui_support import FIXED_NOW
 from core.capsules.inbox import remember
 from tui.modals.capsule_pickers import PickerModal
 from tui.modals.draft_diff import DraftDiffModal
+from tui.modals.new_delegate import NewDelegate
 
 SnapCompare = Callable[..., bool]
 SIZE = (130, 40)
@@ -230,3 +231,20 @@ def test_saved(snap_compare: SnapCompare, data_dir: Path, repo: Path) -> None:
         await pilot.pause()
 
     assert _snap(snap_compare, editor_app(data_dir, repo), run_before)
+
+
+@pytest.mark.parametrize("size", [SIZE, (80, 24)], ids=["wide", "80x24"])
+def test_launch_form_from_the_editor(
+    snap_compare: SnapCompare, data_dir: Path, repo: Path, size: tuple[int, int]
+) -> None:
+    """ctrl+l: the form names the capsule being edited, the one the launch injects."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        screen = await opened(pilot)
+        await _write(pilot, filled(screen.text_area.text))
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: isinstance(pilot.app.screen, NewDelegate), what="the form")
+        await pilot.press(*"carry on")
+        await pilot.pause()
+
+    assert snap_compare(editor_app(data_dir, repo), terminal_size=size, run_before=run_before)

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from list_support import git, scoped_session
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -238,3 +239,21 @@ def test_subagents_expanded(
     """ctrl+e: the sub-agents right under their parent, indented, each with its meter."""
     app = _family_app(data_dir, make_app)
     assert snap_compare(app, terminal_size=MEDIUM, run_before=_pressing("ctrl+e", highlight=1))
+
+
+@pytest.mark.parametrize("size", [MEDIUM, NARROW], ids=["medium", "80x24"])
+def test_scope_project_without_sessions(
+    snap_compare: SnapCompare,
+    tmp_path: Path,
+    data_dir: Path,
+    make_app: AppFactory,
+    size: tuple[int, int],
+) -> None:
+    """Started in a repository with no session of its own: the list says how many the
+    other projects hold and that ctrl+a shows them."""
+    empty = tmp_path / "fresh-project"
+    empty.mkdir()
+    git("init", "-q", "-b", "main", cwd=empty)
+    _project_app(tmp_path, data_dir, make_app)  # sessions elsewhere
+    app = make_app(data_dir, scope_cwd=empty.resolve())
+    assert snap_compare(app, terminal_size=size, run_before=_ready)

@@ -9,9 +9,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from tui_support import AppFactory, settle, type_text, wait_until
 
+from tui.modals.cli_exited import CliExited
 from tui.widgets.session_list import SessionList
 
 SnapCompare = Callable[..., bool]
@@ -81,3 +83,24 @@ def test_conversation_view(snap_compare: SnapCompare, demo_dir: Path, make_app: 
         await settle(pilot)
 
     assert snap_compare(make_app(demo_dir), terminal_size=MEDIUM, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [MEDIUM, (80, 24)], ids=["medium", "80x24"])
+def test_cli_exited_with_its_own_words(
+    snap_compare: SnapCompare, tmp_path: Path, make_app: AppFactory, size: tuple[int, int]
+) -> None:
+    """Back from a CLI that exited 1: its last words, redacted, until esc. (``App.run_test``
+    cannot hand the terminal over: the dialog is opened as the panel opens it then.)"""
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _listed(pilot)
+        said = (
+            f"No conversation found with session ID: {SESSION_ID}\n"
+            "hint: ANTHROPIC_API_KEY=[REDACTED] was rejected"
+        )
+        command = f"cd /home/dev/src/app && claude --resume {SESSION_ID}"
+        await pilot.app.push_screen(CliExited("claude", 1, said, command))
+        await settle(pilot)
+
+    app = make_app(tmp_path / "data", import_sources=(claude_home(tmp_path), tmp_path))
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
@@ -49,14 +49,16 @@ class FollowUpPrompt(ForwardsWorkerErrors, ModalScreen[str | None]):
 
     DEFAULT_CSS = """
     FollowUpPrompt { align: center middle; }
-    FollowUpPrompt > Vertical {
-        width: 90%; max-width: 100; height: auto; padding: 1 2;
+    /* On a short terminal the box scrolls; the refusal and the send key stay docked
+       under it, always in view. */
+    FollowUpPrompt > VerticalScroll {
+        width: 90%; max-width: 100; height: auto; max-height: 100%; padding: 1 2;
         border: thick $primary; background: $surface;
     }
     FollowUpPrompt TextArea { height: 8; margin: 1 0 0 0; }
     FollowUpPrompt #follow-up-problem { color: $warning; height: auto; }
-    FollowUpPrompt #follow-up-error { color: $error; height: auto; }
-    FollowUpPrompt #follow-up-hint { color: $text-muted; }
+    FollowUpPrompt #follow-up-error { color: $error; height: auto; dock: bottom; }
+    FollowUpPrompt #follow-up-hint { color: $text-muted; dock: bottom; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -94,7 +96,7 @@ class FollowUpPrompt(ForwardsWorkerErrors, ModalScreen[str | None]):
         heading.append("Follow up", "bold")
         heading.append(f"  {s.agent_id} · {fmt.short_id(s.conversation_id)} · ")
         heading.append(first_line(s.shown_title or "(untitled)", 60), "italic")
-        with Vertical():
+        with VerticalScroll(can_focus=False):
             yield Static(heading)
             problem = Static("", id="follow-up-problem")
             problem.display = False  # a line only when there is something to say

@@ -1,5 +1,6 @@
 """The launch form for a new session: agent, working directory, prompt, and the
-context capsule its first prompt carries (none, the latest of the branch, or a file).
+context capsule its first prompt carries (none, the latest of the branch, or a file;
+opened from the capsule editor, the capsule being edited until another is chosen).
 
 Opened on a highlighted session, the form may launch a sub-agent of it ("Sub-agent
 of"); its capsule may then be requested from that parent, and when the parent holds
@@ -26,7 +27,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static, TextArea
 
@@ -147,14 +148,16 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
 
     DEFAULT_CSS = """
     NewDelegate { align: center middle; }
-    NewDelegate > Vertical {
-        width: 90%; max-width: 100; height: auto; padding: 1 2;
+    /* The fields scroll (an 80x24 terminal holds half of them); the refusal and the
+       send key stay docked under them, always in view. */
+    NewDelegate > #launch-form {
+        width: 90%; max-width: 100; height: auto; max-height: 100%; padding: 1 2;
         border: thick $success; background: $surface;
     }
     NewDelegate Label { margin-top: 1; }
     NewDelegate TextArea { height: 6; }
-    NewDelegate #launch-error { color: $error; height: auto; }
-    NewDelegate #launch-hint { color: $text-muted; }
+    NewDelegate #launch-error { color: $error; height: auto; dock: bottom; }
+    NewDelegate #launch-hint { color: $text-muted; dock: bottom; }
     NewDelegate #launch-capsule-note { color: $text-muted; height: auto; }
     NewDelegate #launch-capsule-path { display: none; }
     NewDelegate.-capsule-file #launch-capsule-path { display: block; }
@@ -180,15 +183,20 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
         default_agent: str,
         cwd: str,
         parent: ParentOffer | None = None,
+        *,
+        capsule: Path | None = None,
     ) -> None:
+        """``parent``: the session a sub-agent may be launched under; ``capsule``: the
+        capsule the form starts with (the editor's), else none."""
         super().__init__()
         self.choices = choices
         self._default_agent = default_agent
         self._cwd = cwd
         self.offer = parent
+        self._capsule = capsule
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with VerticalScroll(id="launch-form", can_focus=False):
             yield Static("[b]New delegate[/b]")
             yield Label("Agent")
             yield Select(
@@ -227,18 +235,21 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
                         else []
                     ),
                 ],
-                value=NO_CAPSULE,
+                value=NO_CAPSULE if self._capsule is None else CAPSULE_FILE,
                 allow_blank=False,
                 id="launch-capsule",
             )
             yield Input(
-                placeholder=".delegate/capsules/<branch>/<time>.md", id="launch-capsule-path"
+                "" if self._capsule is None else str(self._capsule),
+                placeholder=".delegate/capsules/<branch>/<time>.md",
+                id="launch-capsule-path",
             )
             yield Static("", id="launch-capsule-note")
             yield Static("", id="launch-error")
             yield Static("ctrl+s launch · esc cancel", id="launch-hint")
 
     def on_mount(self) -> None:
+        self._capsule_choice_changed()
         self.query_one("#launch-prompt", TextArea).focus()
 
     def _parent_id(self) -> str | None:
@@ -251,9 +262,11 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
     @on(Select.Changed, "#launch-capsule")
     @on(Select.Changed, "#launch-parent")
     @on(Input.Changed, "#launch-cwd")
+    @on(Input.Changed, "#launch-capsule-path")
     def _capsule_choice_changed(self) -> None:
-        """The path field for a file; for ``latest``, which capsule that is now; for a
-        sub-agent carrying nothing of a parent with context, the offer of a capsule."""
+        """The path field for a file; for ``latest``, which capsule that is now; the
+        capsule being edited, when that is the file named; for a sub-agent carrying
+        nothing of a parent with context, the offer of a capsule."""
         choice = self.query_one("#launch-capsule", Select).value
         self.set_class(choice == CAPSULE_FILE, "-capsule-file")
         note = ""
@@ -272,6 +285,10 @@ class NewDelegate(ModalScreen[LaunchRequest | None]):
             and self._parent_id() is not None
         ):
             note = capsule_offer(self.offer, cwd)
+        elif choice == CAPSULE_FILE and self._capsule is not None:
+            named = self.query_one("#launch-capsule-path", Input).value.strip()
+            if named == str(self._capsule):
+                note = "the capsule being edited (saved): its body goes into the first prompt"
         self.query_one("#launch-capsule-note", Static).update(Text(visible(note)))
 
     def action_launch(self) -> None:

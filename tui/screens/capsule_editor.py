@@ -556,19 +556,27 @@ class CapsuleEditorScreen(ForwardsWorkerErrors, Screen[Path | None]):
         if orchestrator is None:
             return
         choices = agent_choices(orchestrator.settings)
-        form = NewDelegate(choices, default_choice(orchestrator.settings, choices), str(self.repo))
+        # The form starts with the capsule just saved: what it shows is what is injected,
+        # and another choice there (another file, latest, none) replaces it.
+        form = NewDelegate(
+            choices,
+            default_choice(orchestrator.settings, choices),
+            str(self.repo),
+            capsule=path,
+        )
 
         async def launch(request: LaunchRequest | None) -> None:
             if request is None:
                 return
             try:
                 [handle] = await orchestrator.delegate(
-                    request.prompt, request.agent_id, cwd=request.cwd, capsule=str(path)
+                    request.prompt, request.agent_id, cwd=request.cwd, capsule=request.capsule
                 )
             except DelegateError as exc:
                 self.notify(exc.message, title="Not launched", severity="error", markup=False)
                 return
-            self.notify(f"Launched {handle.conversation_id[:8]} with the capsule", markup=False)
+            carried = "without a capsule" if request.capsule is None else "with the capsule"
+            self.notify(f"Launched {handle.conversation_id[:8]} {carried}", markup=False)
 
         self.app.push_screen(form, launch)
 

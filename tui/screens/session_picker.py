@@ -59,6 +59,7 @@ from tui.bridge import (
 )
 from tui.commands import PickerCommands
 from tui.context_levels import Thresholds
+from tui.empty_list import STORE_EMPTY, empty_list_text, widest
 from tui.first_page import FirstPage
 from tui.keys import live_keys
 from tui.list_scope import ListScope
@@ -82,16 +83,6 @@ if TYPE_CHECKING:
 
 __all__ = ["UNDO_SECONDS", "ImportRoots", "SessionPickerScreen"]
 
-EMPTY_STATE = """[b]No delegate sessions yet.[/b]
-
-  • [b]ctrl+n[/b] starts a new session right here.
-  • [b]delegate demo --sessions 50[/b] fills the store with sample sessions to explore.
-  • [b]delegate run "PROMPT"[/b] launches one from the shell.
-  • Claude Code and Codex sessions on disk are imported at start; [b]f5[/b] looks again.
-  • [b]delegate import --report[/b] lists the files an import skipped.
-
-Press [b]f1[/b] for every key."""
-
 # Keys the help lists besides the bindings (handled by the widgets themselves).
 EXTRA_HELP = [
     ("type", "Search", "Any text typed goes to the search field, wherever the focus is"),
@@ -112,6 +103,11 @@ LIVE_EVERY_S = 0.5
 _ID_SHAPED = re.compile(r"[0-9a-f][0-9a-f-]{5,63}", re.IGNORECASE)
 
 
+# The wide layout's width, and the height under which the panel is short (80x24).
+WIDE_FROM = 110
+SHORT_BELOW = 30
+
+
 def _nothing() -> None:
     pass
 
@@ -123,7 +119,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     # Back from a modal, focus the list, never the filter box (it would eat the keys).
     AUTO_FOCUS = "SessionList"
     # Textual annotates these two without ClassVar, so ours cannot add it.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE_FROM, "-wide")]  # noqa: RUF012
+    # A short terminal (an 80x24 one) shares the height out so the preview still shows
+    # the last messages and the footer keeps quit (``session_picker.tcss``).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]  # noqa: RUF012
     COMMANDS = {PickerCommands}  # noqa: RUF012
 
     # Printable keys type into the search field (``on_key``), so every action is on
@@ -392,7 +391,10 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._first_status: StatusSnapshot | None = None  # likewise
         self._disconnect: Callable[[], None] = lambda: None
         self._detached = False
-        self._total_sessions = 0
+        # Top-level reusable sessions of every project and branch: what an empty list
+        # says the rest of the store holds (None until counted).
+        self._elsewhere: int | None = None
+        self._list_loaded_once = False  # an empty list before its first page is not empty
         self._listed_total: int | None = None  # what the list covers, without a search
         # Rows other processes changed, read and waiting for the list's next update.
         self._arrived: dict[str, Session] = {}
@@ -439,7 +441,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                 yield FilterBar(debounce=self.filter_debounce)
                 yield ListHeader()
                 yield listed
-                yield Static(Text.from_markup(EMPTY_STATE), id="empty-state")
+                yield Static(Text.from_markup(STORE_EMPTY), id="empty-state")
             with Vertical(id="right"):
                 yield PreviewPane(
                     orch.recent_messages,
@@ -458,17 +460,27 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     def on_mount(self) -> None:
         # The width's layout now: Textual sets it on the screen's first Resize, which
         # comes after the first frame, so a narrow terminal first saw the wide layout.
-        width = self.app.size.width
-        for at, name in sorted(self.HORIZONTAL_BREAKPOINTS, reverse=True):
-            if width >= at:
-                self.update_classes({n: n == name for _, n in self.HORIZONTAL_BREAKPOINTS})
-                break
+        width, height = self.app.size
+        for size, breakpoints in (
+            (width, self.HORIZONTAL_BREAKPOINTS),
+            (height, self.VERTICAL_BREAKPOINTS),
+        ):
+            for at, name in sorted(breakpoints, reverse=True):
+                if size >= at:
+                    self.update_classes({n: n == name for _, n in breakpoints})
+                    break
+        self._fit_footer(width)
+        self.preview.one_line_title = height < SHORT_BELOW
         self._disconnect = connect(self.orchestrator.bus, self)
         self.status.continue_key = self._key(live_keys(self), "picker.continue_handoff")
         # Focus now, not later (``focus()`` is deferred): a status that arrives
         # first and finds the store empty must see the list focused to hide it.
         self.set_focus(self.sessions)
         self.list_header.show_scope(self.scope.describe())
+        first = self._first_page
+        if first is not None and not first.results and self._elsewhere is not None:
+            # An empty first page says so in the first frame, not once the list reports.
+            self._show_empty_list(True)
         self.sessions.reload()
         # The status, the history and the import start once the first page is on
         # screen, so a warm start paints its rows before they compete for the loop.
@@ -478,7 +490,13 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._stop_listening()
 
     def on_resize(self, event: events.Resize) -> None:
+        self._fit_footer(event.size.width)
+        self.preview.one_line_title = event.size.height < SHORT_BELOW
         self._keep_first_page()
+
+    def _fit_footer(self, width: int) -> None:
+        """Under the wide layout the footer's keys sit closer, so quit stays on it."""
+        self.query_one(Footer).compact = width < WIDE_FROM
 
     # --- the first page kept for the next start ----------------------------
 
@@ -503,6 +521,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         A store that fails here is left to the list's own load, which reports it."""
         with contextlib.suppress(DelegateError):
             self._first_page = await self._fetch_page(self.page_size, None, None)
+            if not self._first_page.results:
+                # What the empty list says is known before the first frame too.
+                self._elsewhere = await self._count_elsewhere()
         # The counts and the fullest sessions too: a first frame saying "0 reusable",
         # one line high, would be wrong, and the list would move down when they arrive.
         # A waiting hand-off (rare; its documents' store loads later) comes with the rest.
@@ -640,14 +661,39 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @on(StatusPanel.Updated)
     def _status_updated(self, event: StatusPanel.Updated) -> None:
-        self._total_sessions = event.snapshot.total
         self._count_listed()
         self._update_empty_state()
         self._keep_first_page()  # a line more or less over the list moves its rows
 
-    def _update_empty_state(self) -> None:
+    async def _count_elsewhere(self) -> int:
+        return await self.orchestrator.count_sessions(scope=widest(self.scope).session_scope())
+
+    @work(group="elsewhere", name="counting sessions", exclusive=True, exit_on_error=False)
+    async def _recount_elsewhere(self) -> None:
+        """The list is empty: count what the rest of the store holds, then say so."""
+        scope = self.scope
+        elsewhere = await self._count_elsewhere()
+        if scope == self.scope:
+            self._elsewhere = elsewhere
+            self._update_empty_state(recount=False)
+
+    def _update_empty_state(self, *, recount: bool = True) -> None:
+        """Show the empty list's message, or the rows; an empty list counts the rest of
+        the store again (``recount``) and says it once counted."""
+        if not self._list_loaded_once:
+            return  # what the first frame says (on_mount) stands until the list reports
         listed = self.sessions
-        empty = not listed.sessions and not listed.filter_query and self._total_sessions == 0
+        empty = not listed.sessions and not listed.filter_query
+        if empty and recount:
+            self._recount_elsewhere()
+        self._show_empty_list(empty and self._elsewhere is not None)
+
+    def _show_empty_list(self, empty: bool) -> None:
+        listed = self.sessions
+        if empty and self._elsewhere is not None:
+            keys = live_keys(self)
+            text = empty_list_text(self.scope, self._elsewhere, lambda i: self._key(keys, i))
+            self.empty_state.update(text)
         self.empty_state.display = empty
         self.set_class(empty, "-empty")
         if empty and listed.display and listed.has_focus:
@@ -668,6 +714,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         self._show_position()
         if not event.first:
             return
+        self._list_loaded_once = True
         if self._after_first_page_pending:
             self._after_first_page_pending = False
             self.call_after_refresh(self._after_first_page)
@@ -909,7 +956,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         one, found by importing again)."""
         app = self.app
         failed: OSError | None = None
-        code, continued = 0, False
+        code, said, continued = 0, "", False
         try:
             # No repaint while the agent owns the terminal (the loop keeps running:
             # runs this panel drives keep beating, the supervisor keeps watching).
@@ -919,9 +966,11 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
                 try:
                     from core.hooks.attached import run_continuing  # deferred: on enter only
 
-                    # A Claude Code session goes on in a successor, here, once it hands off.
+                    # A Claude Code session goes on in a successor, here, once it hands off;
+                    # a failing CLI's own last words are kept (its screen goes once we draw).
                     opened = await run_continuing(self.orchestrator, plan)
-                    code, continued = opened.code, len(opened.sessions) > 1
+                    code, said = opened.code, opened.said
+                    continued = len(opened.sessions) > 1
                 except OSError as exc:  # the binary vanished or cannot be executed
                     failed = exc
         except SuspendNotSupported:
@@ -943,7 +992,9 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
             )
             return
         if code != 0:
-            self.notify(f"{plan.shown_binary} exited with status {code}.", timeout=4)
+            from tui.modals.cli_exited import CliExited  # deferred: opened on demand
+
+            self.app.push_screen(CliExited(plan.shown_binary, code, said, plan.command_line))
         if new_session or continued:
             if self.import_roots is not None:
                 self.background_import.start()
@@ -1157,7 +1208,6 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
         session = await self.orchestrator.get_session(handles[0].conversation_id)
         self.sessions.insert_session(session, 0)
         self.sessions.highlighted = 0
-        self._total_sessions += 1
         self._count_listed()
         self._update_empty_state()
 

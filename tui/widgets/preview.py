@@ -154,6 +154,8 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self._live = LiveReply()
         self._follow_end = True
         self._newer = 0
+        # Set by the screen when it is short: the header's title keeps to one line.
+        self.one_line_title = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Nothing selected", "dim"), id="preview-header")
@@ -274,7 +276,9 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         self.page_number = page_number
         self._newer = newer
         header = Text()
-        header.append(first_line(session.shown_title or "(untitled)", 200), "bold")
+        # A short screen (80x24) cuts the title to one line: the messages need the room.
+        width = max(20, self.scrollable_content_region.width) if self.one_line_title else 200
+        header.append(first_line(session.shown_title or "(untitled)", width), "bold")
         header.append("\n")
         header.append(f"{session.agent_id} · {session.mode.value} · {session.state.value}", "dim")
         header.append(f" · {fmt.size(session.metrics.bytes)} · ", "dim")
@@ -301,10 +305,10 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         )
         if same and session.state in (SessionState.RUNNING, SessionState.PENDING):
             # Reloaded mid-run (its row changed): the reply streamed so far stays.
-            self.live.update(self._live.text if self._live.received else "")
+            self._show_live(self._live.text if self._live.received else "")
         else:
             self._live = LiveReply()
-            self.live.update("")
+            self._show_live("")
         same_run = run is not None and self.run is not None and run.run_id == self.run.run_id
         heard_this_run = run is not None and self._activity.heard_run_id == run.run_id
         if not (same and same_run) and not heard_this_run:
@@ -362,21 +366,28 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
         if self._follow_end:
             self.call_after_refresh(self.scroll_end, animate=False)
 
+    def _show_live(self, text: Text | str) -> None:
+        """The streamed reply under the page; ``-no-live`` while there is none (a short
+        screen then spares its blank line)."""
+        self.live.update(text)
+        self.set_class(not text, "-no-live")
+
     def show_empty(self, text: str) -> None:
         self.session = None
         self._shown = None
         self._older_cursor = None
         self._set_run(None)
         self.header.update(Text(text, "dim"))
-        for part in (self.messages, self.run_status, self.live, self.footer):
+        for part in (self.messages, self.run_status, self.footer):
             part.update("")
+        self._show_live("")
 
     def append_live(self, conversation_id: str, text: str) -> None:
         """A streamed chunk of a reply for the session on show."""
         if self.session is None or self.session.conversation_id != conversation_id:
             return
         self._live.append(text)
-        self.live.update(self._live.text)
+        self._show_live(self._live.text)
         self._activity = dataclasses.replace(self._activity, last_output_at=self._clock())
         self._render_run()
         self.scroll_end(animate=False)
@@ -406,7 +417,7 @@ class PreviewPane(ForwardsWorkerErrors, VerticalScroll):
             self._activity = self._activity.with_stored(from_store)
             if not self._live.received and from_store.live_output:
                 # A run another process drives: its reply so far, as that process stored it.
-                self.live.update(
+                self._show_live(
                     Text.assemble(
                         ("assistant (streaming)\n", "bold green"), visible(from_store.live_output)
                     )
