@@ -316,7 +316,9 @@ async def _launched_prompt(pilot: Pilot[Any], form: NewDelegate) -> tuple[Sessio
         await pilot.pause(0.05)
     [session] = sessions
     page = await orchestrator.recent_messages(session.conversation_id, 10)
-    prompt = next(m for m in page.messages if m.role is Role.USER).content
+    # The task is stored as dialog, the capsule it carried beside it as context: the
+    # first prompt the agent got is both, in order.
+    prompt = "\n\n".join(m.content for m in reversed(page.messages) if m.role is Role.USER)
     return session, prompt
 
 
