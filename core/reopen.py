@@ -17,7 +17,7 @@ import contextlib
 import os
 import shlex
 import signal
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -26,6 +26,7 @@ from core import ids
 from core.config import AgentConfig, Settings
 from core.errors import CwdMissing, InvalidRequest, NotReopenable
 from core.models import Checkpoint, Session
+from core.signal_handlers import handling
 
 # runner -> (the source its sessions are imported as, the CLI's usual name)
 _CLIS: dict[str, tuple[str, str]] = {
@@ -222,22 +223,13 @@ async def run_attached_keeping_words(
     return Attached(ended.code, last_words(ended.tail) if ended.code != 0 else "")
 
 
-@contextlib.contextmanager
-def survive_interrupts() -> Iterator[None]:
+def survive_interrupts() -> contextlib.AbstractContextManager[None]:
     """SIGINT ignored by this process (a handler, so the child still gets the default)."""
 
     def shrug(signum: int, frame: FrameType | None) -> None:
         pass
 
-    try:
-        previous = signal.signal(signal.SIGINT, shrug)
-    except ValueError:  # not the main thread: signals are not ours to change
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    return handling(signal.SIGINT, shrug)
 
 
 def start_plan(

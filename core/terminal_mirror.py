@@ -29,6 +29,7 @@ from pathlib import Path
 from types import FrameType
 
 from core.redact import redact
+from core.signal_handlers import handling
 
 TAIL_BYTES = 64 * 1024  # what is kept of the CLI's output: its last screenful, and more
 SAID_LINES = 12  # what is shown of it
@@ -215,19 +216,10 @@ def _raw(fd: int | None) -> Iterator[None]:
             termios.tcsetattr(fd, termios.TCSADRAIN, before)
 
 
-@contextlib.contextmanager
-def _resized_with(source: int, target: int) -> Iterator[None]:
+def _resized_with(source: int, target: int) -> contextlib.AbstractContextManager[None]:
     """The CLI's terminal takes our terminal's size whenever ours changes."""
 
     def resized(signum: int, frame: FrameType | None) -> None:
         _copy_size(source, target)
 
-    try:
-        previous = signal.signal(signal.SIGWINCH, resized)
-    except ValueError:  # not the main thread: signals are not ours to change
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGWINCH, previous)
+    return handling(signal.SIGWINCH, resized)
