@@ -52,6 +52,7 @@ _ESCAPES = re.compile(
     r"|\x1b[ -/]*[0-~]"
     r"|\x9b[0-?]*[ -/]*[@-~]"
 )
+_CURSOR_FORWARD = re.compile(r"(?:\x1b\[|\x9b)(\d*)C")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -67,7 +68,11 @@ def last_words(tail: bytes, lines: int = SAID_LINES) -> str:
     """The last ``lines`` lines of text a CLI left on its terminal, made safe to show:
     escape sequences and control characters removed (a line rewritten with ``\\r``
     keeps its last writing), each line bounded, secrets redacted; "" when none."""
-    text = _ESCAPES.sub("", tail.decode("utf-8", errors="replace"))
+    text = tail.decode("utf-8", errors="replace")
+    # A cursor moved forward stands where a terminal shows spaces (a terminal UI may
+    # write "No\x1b[1Cconversation"): the gap is kept before the escapes go.
+    text = _CURSOR_FORWARD.sub(lambda m: " " * min(int(m.group(1) or 1), SAID_LINE_CHARS), text)
+    text = _ESCAPES.sub("", text)
     text = text.replace("\r\n", "\n")
     kept: list[str] = []
     for raw in text.split("\n"):

@@ -140,3 +140,10 @@ def test_last_words_keep_only_the_last_lines_each_bounded() -> None:
     assert said[0] == "line 89"
     assert len(said) == 12
     assert len(said[-1]) == 240
+
+
+def test_words_spaced_by_cursor_moves_keep_their_spaces() -> None:
+    """A terminal UI may move the cursor forward instead of writing spaces (as Claude Code
+    did when it ran with delegate's hooks): the words keep the gaps a terminal shows."""
+    tail = b"\x1b[38;5;211mNo\x1b[1Cconversation\x1b[Cfound\x1b[2Cwith\x1b[1Cit\x1b[39m\r\r\n"
+    assert last_words(tail) == "No conversation found  with it"
