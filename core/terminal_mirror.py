@@ -52,7 +52,8 @@ _ESCAPES = re.compile(
     r"|\x1b[ -/]*[0-~]"
     r"|\x9b[0-?]*[ -/]*[@-~]"
 )
-_CURSOR_FORWARD = re.compile(r"(?:\x1b\[|\x9b)(\d*)C")
+# Cursor moves along a line: forward by N (``C``), or to column N (``G``).
+_CURSOR_MOVES = re.compile(r"(?:\x1b\[|\x9b)(\d*)([CG])")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -67,20 +68,46 @@ class Mirrored:
 def last_words(tail: bytes, lines: int = SAID_LINES) -> str:
     """The last ``lines`` lines of text a CLI left on its terminal, made safe to show:
     escape sequences and control characters removed (a line rewritten with ``\\r``
-    keeps its last writing), each line bounded, secrets redacted; "" when none."""
-    text = tail.decode("utf-8", errors="replace")
-    # A cursor moved forward stands where a terminal shows spaces (a terminal UI may
-    # write "No\x1b[1Cconversation"): the gap is kept before the escapes go.
-    text = _CURSOR_FORWARD.sub(lambda m: " " * min(int(m.group(1) or 1), SAID_LINE_CHARS), text)
-    text = _ESCAPES.sub("", text)
-    text = text.replace("\r\n", "\n")
+    keeps its last writing; cursor moves along a line keep the gaps a terminal shows),
+    each line bounded, secrets redacted; "" when none."""
+    text = tail.decode("utf-8", errors="replace").replace("\r\n", "\n")
     kept: list[str] = []
     for raw in text.split("\n"):
         # A carriage return mid-line rewrote it; one at its end (``\r\r\n``) did not.
-        line = _CONTROLS.sub("", raw.rstrip("\r").rsplit("\r", 1)[-1]).rstrip()
+        line = _placed(raw.rstrip("\r").rsplit("\r", 1)[-1]).rstrip()
         if line.strip():
             kept.append(line if len(line) <= SAID_LINE_CHARS else line[: SAID_LINE_CHARS - 1] + "…")
     return redact("\n".join(kept[-lines:]))
+
+
+def _placed(raw: str) -> str:
+    """One line's visible text: a terminal UI may place words with cursor moves instead
+    of spaces (Claude Code writes ``Welcome\\x1b[9Gto``: "to" at column 9), so a move
+    forward leaves the gap a terminal shows and a move back lets later text overwrite."""
+    cells: list[str] = []
+    cursor = 0
+
+    def write(text: str) -> None:
+        nonlocal cursor
+        for char in _visible(text):
+            if cursor < len(cells):
+                cells[cursor] = char
+            else:
+                cells.extend(" " * (cursor - len(cells)) + char)
+            cursor += 1
+
+    at = 0
+    for move in _CURSOR_MOVES.finditer(raw):
+        write(raw[at : move.start()])
+        count = min(int(move.group(1) or 1), SAID_LINE_CHARS)
+        cursor = cursor + count if move.group(2) == "C" else count - 1
+        at = move.end()
+    write(raw[at:])
+    return "".join(cells)
+
+
+def _visible(text: str) -> str:
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
 
 
 async def run_mirrored(

@@ -147,3 +147,14 @@ def test_words_spaced_by_cursor_moves_keep_their_spaces() -> None:
     did when it ran with delegate's hooks): the words keep the gaps a terminal shows."""
     tail = b"\x1b[38;5;211mNo\x1b[1Cconversation\x1b[Cfound\x1b[2Cwith\x1b[1Cit\x1b[39m\r\r\n"
     assert last_words(tail) == "No conversation found  with it"
+
+
+def test_words_placed_at_columns_read_as_a_terminal_shows_them() -> None:
+    """The real Claude Code places each word at its column (``\\x1b[9G``) on its error
+    screens: the words keep their gaps, and a move back lets later text overwrite."""
+    tail = (
+        b"\x1b[31mWelcome\x1b[9Gto\x1b[12GClaude\x1b[19GCode\x1b[39m\r\r\n"
+        b"\x1b[2G\x1b[95mFailed\x1b[9Gto\x1b[12Gconnect\x1b[39m\r\r\n"
+        b"abcdef\x1b[3GXY\r\r\n"
+    )
+    assert last_words(tail) == "Welcome to Claude Code\n Failed to connect\nabXYef"

@@ -177,7 +177,8 @@ def test_ctrl_c_at_the_agent_ends_the_agent_not_the_panel(world: World) -> None:
 SECRET = "sk-ant-api03-" + "Z" * 40
 FAILING = """#!{python}
 import sys
-print("No conversation found with session ID: " + sys.argv[sys.argv.index("--resume") + 1], flush=True)
+session = sys.argv[sys.argv.index("--resume") + 1]
+print("No conversation found with session ID: " + session, flush=True)
 sys.stderr.write("hint: ANTHROPIC_API_KEY={secret} was rejected\\n")
 sys.exit(1)
 """
