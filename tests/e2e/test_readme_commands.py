@@ -93,6 +93,10 @@ def skipped_because(command: str) -> str | None:
     return "not a delegate command"
 
 
+# `uv run X` is the project's launcher: here X runs from this environment.
+UV_RUN = 'uv() { if [ "$1" = run ]; then shift; fi; "$@"; }\n'
+
+
 class World:
     """Runs commands as a person would in one shell: same folder, same data, same PATH."""
 
@@ -116,10 +120,8 @@ class World:
     def run(
         self, command: str, *, timeout: float = COMMAND_TIMEOUT_S
     ) -> subprocess.CompletedProcess[str]:
-        # `uv run X` is the project's launcher: here X runs from this environment.
-        script = 'uv() { if [ "$1" = run ]; then shift; fi; "$@"; }\n' + command
         return subprocess.run(
-            ["bash", "-c", script],
+            ["bash", "-c", UV_RUN + command],
             cwd=self.repo,
             env=self.env,
             capture_output=True,
@@ -196,7 +198,7 @@ def test_every_readme_command_runs_as_written(agents: Agents, tmp_path: Path) ->
 def check_watch(world: World, command: str) -> None:
     """``watch --json`` runs until stopped and prints a change as JSON."""
     proc = subprocess.Popen(
-        ["bash", "-c", 'uv() { if [ "$1" = run ]; then shift; fi; "$@"; }\nexec ' + command],
+        ["bash", "-c", UV_RUN + "exec " + command],
         cwd=world.repo,
         env=world.env,
         stdout=subprocess.PIPE,
