@@ -5,20 +5,38 @@ a regular file of sensible size, and written atomically (a temporary file in the
 same folder, then a rename) so Claude Code or Codex never read half of it. A
 link (a dotfiles repository) is followed: the file it names is the one written,
 and the link stays a link.
+
+:func:`edit_settings` is how delegate changes one: under an advisory lock (its
+own processes wait for each other), it reads, computes the new text, checks
+the file is still what it read, and swaps the new text in; where the system
+can exchange two names atomically it then checks what it displaced, so a write
+by another program (an editor, the agent itself) that landed in between is
+given back and the edit made again on top of it. Nothing another program wrote
+is lost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import fcntl
 import os
 import stat
 import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from core.errors import HookSettingsUnusable
 
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 """A settings file larger than this is refused (they are a few kilobytes)."""
+EDIT_TRIES = 200
+"""How often an edit is tried again when another program changed the file meanwhile."""
+LOCK_WAIT_S = 20.0
+"""How long an edit waits for another delegate process editing the same file."""
 
 
 def read_settings_text(path: Path) -> str | None:
@@ -85,3 +103,153 @@ def remove_settings_file(path: Path) -> None:
         pass
     except OSError as exc:
         raise HookSettingsUnusable(f"{path} cannot be removed: {exc.strerror}") from None
+
+
+def edit_settings(
+    path: Path, compute: Callable[[str | None], str | None], lock_file: Path
+) -> tuple[str | None, str | None]:
+    """Change ``path`` to ``compute(its text)`` (None: no file), losing no concurrent write.
+
+    ``compute`` must be pure: it is called again on the new text whenever another
+    program changed the file between the read and the swap. Returns the text the
+    edit started from and the one it left (equal when there was nothing to do).
+    """
+    target = Path(os.path.realpath(path))
+    with _locked(lock_file, path):
+        for attempt in range(EDIT_TRIES):
+            before = read_settings_text(target)
+            try:
+                after = compute(before)
+            except HookSettingsUnusable:
+                if read_settings_text(target) == before:
+                    raise
+                continue  # read while another program was writing it
+            if after == before or _swap(target, before, after):
+                return before, after
+            time.sleep(min(0.001 * (attempt + 1), 0.05))
+    raise HookSettingsUnusable(
+        f"{path} kept changing while delegate edited it (another program writes it);"
+        " nothing was changed, try again"
+    )
+
+
+@contextlib.contextmanager
+def _locked(lock_file: Path, path: Path) -> Iterator[None]:
+    try:
+        lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise HookSettingsUnusable(f"{lock_file} cannot be opened: {exc.strerror}") from None
+    try:
+        waited_until = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > waited_until:
+                    raise HookSettingsUnusable(
+                        f"another delegate process is editing {path}; try again"
+                    ) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _swap(target: Path, before: str | None, after: str | None) -> bool:
+    """Put ``after`` at ``target`` if it still holds ``before``; False if it did not."""
+    if after is None:
+        return _remove_if(target, before)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o600
+    tmp = _write_temp(target, after, mode)
+    try:
+        if read_settings_text(target) != before:
+            return False
+        if before is None:
+            return _link_new(tmp, target)
+        if not _exchange(tmp, target):
+            os.replace(tmp, target)  # checked just above; the system cannot exchange
+            return True
+        if read_settings_text(tmp) == before:
+            return True
+        # Another program wrote between the check and the exchange: give its text back.
+        if read_settings_text(target) == after:
+            _exchange(tmp, target)
+        return False
+    except OSError as exc:
+        raise HookSettingsUnusable(f"{target} cannot be written: {exc.strerror}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _remove_if(target: Path, before: str | None) -> bool:
+    if before is None:
+        return read_settings_text(target) is None
+    aside = target.parent / f".{target.name}.{uuid.uuid4().hex}.removed"
+    try:
+        os.rename(target, aside)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise HookSettingsUnusable(f"{target} cannot be removed: {exc.strerror}") from None
+    if read_settings_text(aside) == before:
+        os.unlink(aside)
+        return True
+    with contextlib.suppress(OSError):
+        _link_new(aside, target)  # another program's text goes back
+    with contextlib.suppress(OSError):
+        os.unlink(aside)
+    return False
+
+
+def _write_temp(target: Path, text: str, mode: int) -> Path:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+    except OSError as exc:
+        raise HookSettingsUnusable(f"{target} cannot be written: {exc.strerror}") from None
+    return Path(tmp)
+
+
+def _link_new(source: Path, target: Path) -> bool:
+    """Give ``source``'s file the name ``target`` unless something has it (atomic)."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        return False
+    return True
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_libc: ctypes.CDLL | None
+try:
+    _libc = ctypes.CDLL(None, use_errno=True)
+    _renameat2 = getattr(_libc, "renameat2", None)
+except OSError:  # pragma: no cover - no C library to ask
+    _renameat2 = None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two names atomically (False where the system or file system cannot)."""
+    if _renameat2 is None:
+        return False
+    done = _renameat2(
+        _AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), ctypes.c_uint(_RENAME_EXCHANGE)
+    )
+    if done == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))

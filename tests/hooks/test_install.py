@@ -225,7 +225,7 @@ def test_codex_notify_is_installed_and_restored(
     parsed = tomllib.loads(config.read_text())
     assert parsed["model"] == "o4"
     assert parsed["model_providers"]["local"]["name"] == "local"
-    assert parsed["notify"][0] == sys.executable
+    assert parsed["notify"][:3] == ["env", "DELEGATE_HOOK=1", sys.executable]
     assert parsed["notify"][-3:] == ["hook", "codex", "notify"]
     code, status = cli(tmp_path, capsys, "hooks", "uninstall", "codex")
     assert code == 0
