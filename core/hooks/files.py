@@ -22,6 +22,7 @@ import ctypes
 import errno
 import fcntl
 import os
+import signal
 import stat
 import tempfile
 import time
@@ -35,6 +36,8 @@ MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 """A settings file larger than this is refused (they are a few kilobytes)."""
 EDIT_TRIES = 200
 """How often an edit is tried again when another program changed the file meanwhile."""
+WRITERS_WAIT_S = 2.0
+"""How long an edit waits for a program still writing the file it swapped aside."""
 LOCK_WAIT_S = 20.0
 """How long an edit waits for another delegate process editing the same file."""
 
@@ -151,7 +154,7 @@ def _locked(lock_file: Path, path: Path) -> Iterator[None]:
                     raise HookSettingsUnusable(
                         f"another delegate process is editing {path}; try again"
                     ) from None
-                time.sleep(0.01)
+                time.sleep(0.001)
         yield
     finally:
         os.close(fd)  # releases the lock
@@ -167,6 +170,7 @@ def _swap(target: Path, before: str | None, after: str | None) -> bool:
         mode = 0o600
     tmp = _write_temp(target, after, mode)
     try:
+        _wait_for_writers(target)  # so the check below sees every write begun so far
         if read_settings_text(target) != before:
             return False
         if before is None:
@@ -174,6 +178,7 @@ def _swap(target: Path, before: str | None, after: str | None) -> bool:
         if not _exchange(tmp, target):
             os.replace(tmp, target)  # checked just above; the system cannot exchange
             return True
+        _wait_for_writers(tmp)  # one that opened it before the exchange writes there
         if read_settings_text(tmp) == before:
             return True
         # Another program wrote between the check and the exchange: give its text back.
@@ -191,12 +196,16 @@ def _remove_if(target: Path, before: str | None) -> bool:
     if before is None:
         return read_settings_text(target) is None
     aside = target.parent / f".{target.name}.{uuid.uuid4().hex}.removed"
+    _wait_for_writers(target)
+    if read_settings_text(target) != before:
+        return False
     try:
         os.rename(target, aside)
     except FileNotFoundError:
         return False
     except OSError as exc:
         raise HookSettingsUnusable(f"{target} cannot be removed: {exc.strerror}") from None
+    _wait_for_writers(aside)
     if read_settings_text(aside) == before:
         os.unlink(aside)
         return True
@@ -205,6 +214,43 @@ def _remove_if(target: Path, before: str | None) -> bool:
     with contextlib.suppress(OSError):
         os.unlink(aside)
     return False
+
+
+def _wait_for_writers(path: Path) -> None:
+    """Return once no process has ``path`` open for writing (or after a short bound).
+
+    A program appending to (or rewriting) the settings in place may have opened the
+    file just before delegate swapped it aside; its write lands there, after
+    delegate looked. A read lease can be taken only while nobody has the file open
+    for writing (fcntl(2)), so taking and dropping one at once tells. Where leases
+    are not available (another owner, a file system without them) this is skipped.
+    A process that sets a SIGURG handler of its own would see it called when the
+    file is opened in the microseconds the lease is held.
+    """
+    set_signal = getattr(fcntl, "F_SETSIG", None)
+    if set_signal is None:  # pragma: no cover - not Linux
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        # Someone opening the file while the lease is held is told to us by a signal:
+        # SIGIO would end the process, SIGURG is ignored unless a handler is set.
+        fcntl.fcntl(fd, set_signal, signal.SIGURG)
+        until = time.monotonic() + WRITERS_WAIT_S
+        while True:
+            try:
+                fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+            except OSError as exc:
+                if exc.errno == errno.EAGAIN and time.monotonic() < until:
+                    time.sleep(0.001)
+                    continue
+                return
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+            return
+    finally:
+        os.close(fd)
 
 
 def _write_temp(target: Path, text: str, mode: int) -> Path:

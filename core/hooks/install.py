@@ -412,19 +412,13 @@ def _element(value: object) -> json_spans.Render:
 def _claude_installed(path: Path, text: str | None, data_dir: Path) -> str:
     settings = _claude_settings(path, text)
     wanted = claude_hooks(data_dir)
-    hooks = settings.get("hooks", {})
-    if all(
-        [g for g in hooks.get(event, []) if _claude_group_is_ours(g)] == wanted[event]
-        for event in CLAUDE_EVENTS
-    ) and not _claude_ours(_claude_meaning(settings) | {"hooks": hooks}) - set(CLAUDE_EVENTS):
+    if _claude_has_exactly(settings, wanted):
         return text or ""  # already in, exactly
     raw = text or ""
     bom = _BOM if raw.startswith(_BOM) else ""
-    body = _claude_body_without_ours(raw.removeprefix(_BOM))
-    if not body.strip():
-        body = "{}\n"
     try:
-        body = _claude_body_with(body, wanted)
+        body = _claude_body_without_ours(raw.removeprefix(_BOM))
+        body = _claude_body_with(body if body.strip() else "{}\n", wanted)
     except (ValueError, IndexError, KeyError) as exc:
         raise _unusable_result(path, str(exc)) from None
     new_text = bom + body
@@ -454,6 +448,19 @@ def _check_claude(path: Path, before: dict[str, Any], text: str, *, installed: b
     ours = _claude_ours(after)
     if ours != (set(CLAUDE_EVENTS) if installed else set()):
         raise _unusable_result(path, "delegate's hooks would not be read as written")
+
+
+def _claude_has_exactly(settings: dict[str, Any], wanted: dict[str, list[Any]]) -> bool:
+    """Whether delegate's entries in ``settings`` are ``wanted`` and nothing else."""
+    hooks = settings.get("hooks", {})
+    for event, groups in hooks.items():
+        ours = [g for g in groups if _claude_group_is_ours(g)]
+        if ours != wanted.get(event, []):
+            return False
+        others = [g for g in groups if not _claude_group_is_ours(g)]
+        if _claude_ours({"hooks": {event: others}}):
+            return False  # an entry of delegate's inside a group of yours
+    return all(event in hooks for event in wanted)
 
 
 def _claude_body_with(body: str, wanted: dict[str, list[dict[str, Any]]]) -> str:

@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 
 from core import ids
 from core.errors import HookSettingsUnusable
-from core.hooks.install import install, is_delegate_command, status_of, uninstall
+from core.hooks.install import (
+    CLAUDE_EVENTS,
+    install,
+    is_delegate_command,
+    missing_for,
+    status_of,
+    uninstall,
+)
 from tui.cli import main
 
 
@@ -163,6 +170,36 @@ def test_an_older_delegates_entries_are_still_recognised(tmp_path: Path) -> None
     assert status_of(ids.CLAUDE_CODE, path).installed
     uninstall(ids.CLAUDE_CODE, path, data)
     assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+def test_an_older_install_is_replaced_by_marked_entries_and_known_to_open(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    path = tmp_path / "claude" / "settings.json"
+    path.parent.mkdir()
+    old = shlex.join([sys.executable, "-P", "-m", "tui.cli", "--data-dir", str(data)])
+    stop = {"type": "command", "command": f"{old} hook claude-code Stop", "timeout": 60}
+    mixed = {"matcher": "x", "hooks": [{"type": "command", "command": "mine"}, stop]}
+    path.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [stop]}, mixed]}}, indent=2))
+    assert missing_for(path, data) == ["SessionStart", "UserPromptSubmit"]
+    assert missing_for(path, tmp_path / "elsewhere") == list(CLAUDE_EVENTS)
+    install(ids.CLAUDE_CODE, path, data)
+    installed = json.loads(path.read_text())
+    commands = [
+        entry["command"]
+        for groups in installed["hooks"].values()
+        for group in groups
+        for entry in group["hooks"]
+    ]
+    assert commands.count(stop["command"]) == 0  # the older entries were replaced
+    assert "mine" in commands
+    assert sum(command.startswith("DELEGATE_HOOK=1 ") for command in commands) == 3
+    assert missing_for(path, data) == []
+    uninstall(ids.CLAUDE_CODE, path, data)
+    assert json.loads(path.read_text()) == {
+        "hooks": {"Stop": [{"matcher": "x", "hooks": [{"type": "command", "command": "mine"}]}]}
+    }
 
 
 def test_a_huge_number_stays_as_written_while_installed(tmp_path: Path) -> None:
