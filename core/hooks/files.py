@@ -254,15 +254,21 @@ def _wait_for_writers(path: Path) -> None:
 
 
 def _write_temp(target: Path, text: str, mode: int) -> Path:
+    """``text`` in a new file beside ``target`` (removed again if it cannot be written whole)."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise HookSettingsUnusable(f"{target} cannot be written: {exc.strerror}") from None
+    try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
     except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise HookSettingsUnusable(f"{target} cannot be written: {exc.strerror}") from None
     return Path(tmp)
 

@@ -39,7 +39,12 @@ from typing import Any
 from core import ids
 from core.errors import HookSettingsUnusable, InvalidRequest
 from core.hooks import json_spans, toml_spans
-from core.hooks.files import edit_settings, read_settings_text, write_settings_text
+from core.hooks.files import (
+    edit_settings,
+    read_settings_text,
+    remove_settings_file,
+    write_settings_text,
+)
 
 CLAUDE_EVENTS: tuple[str, ...] = ("SessionStart", "UserPromptSubmit", "Stop")
 """The Claude Code hook events delegate handles (see docs/hooks.md)."""
@@ -688,6 +693,4 @@ def _read_backup(backup: Path) -> _Original | None:
 
 
 def _drop_backup(backup: Path) -> None:
-    from core.hooks.files import remove_settings_file
-
     remove_settings_file(backup)

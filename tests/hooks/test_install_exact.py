@@ -4,7 +4,9 @@ parse, and loses no write of another program editing the file at the same time."
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -441,3 +443,29 @@ def test_a_concurrent_editor_loses_no_write(tmp_path: Path) -> None:
     assert lost == []
     assert final["model"] == "opus"
     assert all("kept changing" in refusal for refusal in refusals)  # said so, changed nothing
+
+
+def test_a_full_disk_leaves_the_settings_whole_and_no_temporary_file(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    folder = tmp_path / "claude"
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        path = folder / "settings.json"
+        text = '{\n  "model": "opus"\n}\n'
+        path.write_text(text)
+        with contextlib.suppress(OSError), (folder / "filler").open("wb") as filler:
+            filler.write(b"x" * 1024 * 1024)  # fills it (the write stops at ENOSPC)
+        with pytest.raises(HookSettingsUnusable, match="cannot be written"):
+            install(ids.CLAUDE_CODE, path, tmp_path / "data")
+        assert path.read_text() == text
+        assert sorted(p.name for p in folder.iterdir()) == ["filler", "settings.json"]
+    finally:
+        subprocess.run(["umount", str(folder)], check=False)
