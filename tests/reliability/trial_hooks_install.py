@@ -334,6 +334,23 @@ while done < count:
     time.sleep(0.005)
 """
 
+JSON_IN_PLACE = r"""
+import sys, time
+path, count = sys.argv[1], int(sys.argv[2])
+done = 0
+while done < count:
+    with open(path, "r+", encoding="utf-8", newline="") as f:  # held open: read, rewrite
+        text = f.read()
+        close = text.rstrip().rfind("}")
+        if close < 0:
+            continue
+        f.seek(0)
+        f.truncate()
+        f.write(text[:close] + f', "edit-{done}": {done}' + text[close:])
+    done += 1
+    time.sleep(0.005)
+"""
+
 TOML_APPENDER = r"""
 import sys, time
 path, count = sys.argv[1], int(sys.argv[2])
@@ -366,8 +383,17 @@ START_JSON = '{\n  "model": "opus",\n  "n": 1e400,\n  "hooks": {\n    "Stop": [{
 START_TOML = 'model = "o4"\ninstructions = """\nnotify = ["x"]\n"""\n\n[tui]\nx = 1\n'
 
 
-def concurrent_trial(tally: Tally, work: Path, agent: str, edits: int, n: int) -> None:
-    folder = work / f"concurrent-{agent}-{n}"
+EDITORS = {
+    "replaces settings.json": (ids.CLAUDE_CODE, JSON_EDITOR),
+    "rewrites settings.json in place": (ids.CLAUDE_CODE, JSON_IN_PLACE),
+    "appends to config.toml": (ids.CODEX, TOML_APPENDER),
+}
+"""Each concurrent editor: the agent whose file it edits, and its program."""
+
+
+def concurrent_trial(tally: Tally, work: Path, editor_name: str, edits: int, n: int) -> None:
+    agent, script = EDITORS[editor_name]
+    folder = work / f"concurrent-{len(editor_name)}-{agent}-{n}"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / ("settings.json" if agent == ids.CLAUDE_CODE else "config.toml")
     start = START_JSON if agent == ids.CLAUDE_CODE else START_TOML
@@ -376,7 +402,6 @@ def concurrent_trial(tally: Tally, work: Path, agent: str, edits: int, n: int) -
     stop = folder / "stop"
     tag = new_tag()
     env = {**os.environ, TAG_VAR: tag, "PYTHONPATH": str(ROOT)}
-    script = JSON_EDITOR if agent == ids.CLAUDE_CODE else TOML_APPENDER
     editor = subprocess.Popen([sys.executable, "-c", script, str(path), str(edits)], env=env)
     other = subprocess.Popen(
         [sys.executable, "-c", DELEGATE_LOOP, agent, str(path), str(data), str(stop)],
@@ -386,7 +411,7 @@ def concurrent_trial(tally: Tally, work: Path, agent: str, edits: int, n: int) -
         stderr=subprocess.PIPE,
         text=True,
     )
-    where = f"{agent} concurrent round {n}"
+    where = f"an editor that {editor_name}, round {n}"
     rounds = 0
     deadline = time.monotonic() + EDITOR_TIMEOUT_S
     try:
@@ -446,10 +471,10 @@ def concurrent_trials(work: Path, rounds: int, edits: int) -> Tally:
     tally = Tally("hooks install: concurrent editors")
     with timed(tally):
         for n in range(rounds):
-            for agent in (ids.CLAUDE_CODE, ids.CODEX):
+            for editor_name in EDITORS:
                 if tally.out_of_time():
                     return tally
-                concurrent_trial(tally, work / "concurrent", agent, edits, n)
+                concurrent_trial(tally, work / "concurrent", editor_name, edits, n)
                 tally.progress()
     return tally
 
