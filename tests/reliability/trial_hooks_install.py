@@ -15,7 +15,8 @@ unambiguous).
 Concurrent editors: a real second process edits the file in a loop while this
 process and another delegate process install and uninstall in loops: for
 ``settings.json`` a read-modify-write that replaces the file (as editors and
-the agents do), for ``config.toml`` lines appended in place. Afterwards every
+the agents do) and one that rewrites it in place, for ``config.toml`` lines
+appended in place. Afterwards every
 one of the editor's writes must be in the file, and the rest byte for byte.
 
 Bad outcomes (losses): a byte not restored, a line or hook of the person's
