@@ -36,6 +36,7 @@ from trial_import import build_corpus, clean_import, import_signal_trials  # noq
 from trial_inputs import cli_inputs, importer_inputs, tool_inputs  # noqa: E402
 from trial_race import follow_up_races, import_races  # noqa: E402
 from trial_run import run_signal_trials  # noqa: E402
+from trial_steering import steering_trials  # noqa: E402
 from trial_store import store_trials  # noqa: E402
 from trial_trees import tree_trials  # noqa: E402
 
@@ -97,6 +98,9 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
     def stores() -> Tally:
         return store_trials(work / "stores")
 
+    def steering() -> Tally:
+        return steering_trials(work / "steering", _count(5, scale))
+
     return {
         "import-kill": import_kill,
         "import-signals": import_signals,
@@ -107,6 +111,7 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
         "inputs": inputs,
         "trees": trees,
         "stores": stores,
+        "steering": steering,
     }
 
 
