@@ -216,6 +216,13 @@ class Settings(BaseModel):
         description="show Claude Code's warm-up sub-agents (a lone 'Warmup' prompt) too",
     )
     context: ContextSettings = Field(default_factory=ContextSettings)
+    trusted_folders: list[str] = Field(
+        default_factory=list,
+        description=(
+            "folders whose sessions' hand-offs are written in their own repository without"
+            " checking it (other imported sessions: only in a git work tree you own)"
+        ),
+    )
     returns: ReturnsSettings = Field(default_factory=ReturnsSettings)
     capsule_max_tokens: int = Field(
         default=5_000,

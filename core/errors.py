@@ -246,6 +246,13 @@ class CapsuleNotFound(DelegateError):
     code = "capsule_not_found"
 
 
+class DocumentPathUnsafe(DelegateError):
+    """A document path (hand-off) that is not inside a ``.delegate/`` folder of delegate's:
+    it is never read, and nothing of what is there is quoted."""
+
+    code = "document_path_unsafe"
+
+
 class CapsulePathUnsafe(DelegateError):
     """A capsule path outside the repository, through a symbolic link, or not a regular file."""
 

@@ -310,7 +310,9 @@ class HandoffOutcome(Strict):
     work continues in; ``pending_note``: the ``HANDOFF_PENDING.md`` that tells a
     person how to continue it; ``failure``: what went wrong, in words;
     ``force_percent``: after a failed write, the level past which delegate sends
-    the session nothing more (until then it keeps working and is asked again).
+    the session nothing more (until then it keeps working and is asked again);
+    ``elsewhere``: why ``folder`` is under delegate's data folder instead of the
+    session's own (its folder is not one delegate writes in), None when it is not.
     """
 
     conversation_id: str
@@ -321,6 +323,7 @@ class HandoffOutcome(Strict):
     pending_note: str | None = None
     failure: str | None = None
     force_percent: int | None = None
+    elsewhere: str | None = None  # why it is under delegate's data folder, not the session's
 
     @property
     def written(self) -> bool:

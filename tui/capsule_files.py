@@ -77,12 +77,12 @@ def new_capsule_text(
 
 def changed_files(repo: Path) -> list[str]:
     """Files git sees changed in ``repo`` (the session's work so far), in git's order."""
-    import git
+    from core.safe_git import git_output
 
-    try:
-        with git.Repo(repo) as handle:
-            lines = handle.git.status("--porcelain=v1", "-z", "--untracked-files=all")
-    except (git.GitError, OSError, ValueError):
+    lines = git_output(
+        repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=all"
+    )
+    if lines is None:
         return []
     names: list[str] = []
     entries = iter(lines.split("\0"))
@@ -105,12 +105,10 @@ def _delegates_own(name: str) -> bool:
 
 def repository_files(repo: Path) -> list[str]:
     """The repository's files (tracked and untracked, ignored ones left out), sorted."""
-    import git
+    from core.safe_git import git_output
 
-    try:
-        with git.Repo(repo) as handle:
-            listed = handle.git.ls_files("-z", "--cached", "--others", "--exclude-standard")
-    except (git.GitError, OSError, ValueError):
+    listed = git_output(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    if listed is None:
         return []
     names = {name for name in listed.split("\0") if name and not _delegates_own(name)}
     return sorted(names)[:MAX_FILES]

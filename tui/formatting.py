@@ -88,6 +88,13 @@ def handoff_outcome_line(outcome: HandoffOutcome) -> str:
     """What a hand-off did, in one line a person can act on (the CLI, ``delegate watch``,
     the panel's history): written or not and where, continued in whom or waiting, and
     what follows a failure. Paths and reasons are shown safe (no control characters)."""
+    line = _outcome_line(outcome)
+    if outcome.elsewhere and outcome.result is not HandoffResult.ALREADY:
+        line += f" (kept under delegate's data folder because {visible(outcome.elsewhere)})"
+    return line
+
+
+def _outcome_line(outcome: HandoffOutcome) -> str:
     who = f"session {short_id(outcome.conversation_id)}"
     path = visible(outcome.document.path) if outcome.document else ""
     continue_it = f"`delegate handoff continue {path}`"

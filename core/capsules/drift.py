@@ -8,10 +8,11 @@ and with the branch head (``HEAD``) and names what changed.
 
 Blob ids are computed here from the file's bytes (git's ``blob <size>\\0<data>``
 SHA-1), so the working tree is read without a git process; the head's ids come from
-the repository through gitpython. Line-ending or clean filters (``autocrlf``) are
-not applied: a file git would normalise reads as changed, which errs on the side of
-telling. Paths come from a capsule on disk and are not trusted: only regular files
-inside the repository are opened, never through a symbolic link.
+the repository through git, run as :mod:`core.safe_git` runs it. Line-ending or
+clean filters (``autocrlf``) are not applied: a file git would normalise reads as
+changed, which errs on the side of telling. Paths come from a capsule on disk and are
+not trusted: only regular files inside the repository are opened, never through a
+symbolic link.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Literal
 
 from core.capsules.model import Reference
 from core.errors import DelegateError
+from core.safe_git import git_output
 
 DriftState = Literal[
     "unchanged", "changed_in_worktree", "changed_on_branch", "missing", "untracked"
@@ -114,33 +116,22 @@ def _worktree_blob(repo: Path, relative: PurePosixPath) -> str | None:
 
 class _Head:
     """Blob ids at the repository's ``HEAD`` commit (none outside a repository or
-    before the first commit)."""
+    before the first commit), asked of git one path at a time."""
 
     def __init__(self, repo: Path) -> None:
-        import git  # gitpython: slow to import, only drift and hand-offs need it
-
-        self._tree: Any = None
-        self._repo: Any = None
-        try:
-            self._repo = git.Repo(repo)
-            self._tree = self._repo.head.commit.tree
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError, OSError, ValueError):
-            pass  # not a repository, or no commit yet: nothing is on the branch
-        except git.GitCommandError:
-            pass
+        self._repo = repo
 
     def blob(self, relative: PurePosixPath) -> str | None:
-        if self._tree is None:
-            return None
-        try:
-            item = self._tree / str(relative)
-        except (KeyError, OSError, ValueError):
-            return None
-        return str(item.hexsha) if item.type == "blob" else None
+        listed = git_output(self._repo, "ls-tree", "-z", "--full-tree", "HEAD", "--", str(relative))
+        for entry in (listed or "").split("\0"):
+            info, _, name = entry.partition("\t")
+            fields = info.split()
+            if name == relative.as_posix() and len(fields) == 3 and fields[1] == "blob":
+                return fields[2]
+        return None
 
     def close(self) -> None:
-        if self._repo is not None:
-            self._repo.close()
+        """Nothing held open (each question is its own git process)."""
 
 
 def reference_for(repo: Path, path: str) -> Reference:
@@ -171,18 +162,13 @@ def reference_for(repo: Path, path: str) -> Reference:
 
 def _in_index(root: Path, relative: PurePosixPath) -> bool:
     """Whether ``relative`` is staged (added but not yet committed)."""
-    import git
-
-    try:
-        repo = git.Repo(root)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, OSError, ValueError):
-        return False
-    try:
-        return (relative.as_posix(), 0) in repo.index.entries
-    except (OSError, ValueError, git.GitCommandError):
-        return False
-    finally:
-        repo.close()
+    listed = git_output(root, "ls-files", "-z", "--stage", "--", relative.as_posix())
+    for entry in (listed or "").split("\0"):
+        info, _, name = entry.partition("\t")
+        fields = info.split()
+        if name == relative.as_posix() and len(fields) == 3 and fields[2] == "0":
+            return True
+    return False
 
 
 def _state(recorded: str | None, worktree: str | None, head: str | None) -> DriftState:

@@ -51,6 +51,7 @@ from core.documents.handoff_template import (
     render_handoff,
     validate_handoff,
 )
+from core.documents.write_folder import ELSEWHERE_DIR, WriteFolder, write_folder
 from core.errors import ContinuationFailed, DelegateError, DocumentInvalid, UnknownDocument
 from core.events import HandoffFailed, HandoffSettled, HandoffWritten, SessionContinued
 from core.ids import CLAUDE_CODE
@@ -219,7 +220,8 @@ class Continuation:
         cid = session.conversation_id
         previous = await previous_handoff(orch.store, session)
         chain = await orch.store.documents.chain(previous.document_id) if previous else []
-        facts = await self._facts(session, previous)
+        place = await self.write_folder(session)
+        facts = await self._facts(session, previous, place.repository)
         project = str(facts.git.root if facts.git else Path(session.cwd))
         header = HandoffHeader(
             created=orch.clock(),
@@ -243,8 +245,9 @@ class Continuation:
                 }
                 producer = "agent"
         text = redact(render_handoff(header, sections))
-        repo = Path(project)
+        repo = place.root
         try:
+            await asyncio.to_thread(place.ready)
             path = await asyncio.to_thread(write_handoff_file, repo, text, header.created)
         except (OSError, DocumentInvalid) as exc:
             reason = f"cannot write the hand-off under {repo}: {exc}"
@@ -257,6 +260,7 @@ class Continuation:
                 folder=str(repo),
                 failure=reason,
                 force_percent=self._context(session).force,
+                elsewhere=place.elsewhere,
             )
         document = await register_handoff(
             orch.store,
@@ -281,6 +285,7 @@ class Continuation:
                 document=await orch.store.documents.get(document.document_id),
                 folder=str(repo),
                 pending_note=note,
+                elsewhere=place.elsewhere,
             )
         await self._written(session, document, producer, pending=False)
         try:
@@ -297,6 +302,7 @@ class Continuation:
                 folder=str(repo),
                 pending_note=note,
                 failure=reason,
+                elsewhere=place.elsewhere,
             )
         return HandoffOutcome(
             conversation_id=cid,
@@ -304,6 +310,20 @@ class Continuation:
             document=await orch.store.documents.get(document.document_id),
             folder=str(repo),
             successor_id=successor.conversation_id,
+            elsewhere=place.elsewhere,
+        )
+
+    async def write_folder(self, session: Session) -> WriteFolder:
+        """Where ``session``'s documents go (and whether git may run in its folder): its
+        repository when delegate trusts it, else delegate's data folder
+        (:mod:`core.documents.write_folder`)."""
+        settings = self.orchestrator.settings
+        return await asyncio.to_thread(
+            write_folder,
+            session.cwd,
+            source=session.source,
+            data_dir=self.orchestrator.store.path.parent,
+            trusted_folders=settings.trusted_folders,
         )
 
     def _context(self, session: Session) -> ContextSettings:
@@ -352,7 +372,10 @@ class Continuation:
             return None
         return sections
 
-    async def _facts(self, session: Session, previous: ContextDocument | None) -> HandoffFacts:
+    async def _facts(
+        self, session: Session, previous: ContextDocument | None, repository: Path | None
+    ) -> HandoffFacts:
+        """What a hand-off from facts says; git runs only in ``repository`` (a trusted one)."""
         orch = self.orchestrator
         cid = session.conversation_id
         try:
@@ -362,7 +385,7 @@ class Continuation:
             messages = []
         running = await subagents_at_work(orch, cid)
         transcript = await orch.transcript_path(cid)
-        git = await asyncio.to_thread(git_facts, Path(session.cwd))
+        git = await asyncio.to_thread(git_facts, repository) if repository else None
         return HandoffFacts(
             session=session,
             messages=messages,
@@ -539,7 +562,9 @@ class Continuation:
                 " continue it with `delegate handoff continue`"
             )
         path = Path(document.path)
-        cwd = str(repository_of(path) or source.cwd)
+        repo = repository_of(path)
+        # A hand-off kept under delegate's data folder: the agent opens in its own folder.
+        cwd = str(source.cwd if repo is None or repo.parent.name == ELSEWHERE_DIR else repo)
         return await asyncio.to_thread(
             start_plan, source, self.orchestrator.settings, interactive_prompt(path), cwd=cwd
         )

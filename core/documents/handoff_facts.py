@@ -8,8 +8,6 @@ agent's words are quoted as they were, marked as quotes.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +15,7 @@ from pathlib import Path
 from core.documents.handoff_template import NOTHING_RECORDED
 from core.gitinfo import current_branch, worktree_root
 from core.models import Message, Role, Session, SessionState
+from core.safe_git import git_output
 
 MAX_STATUS_LINES = 200  # a hand-off lists at most this many changed files
 MAX_STAT_LINES = 60
@@ -36,50 +35,9 @@ class GitFacts:
     more_changes: int = 0  # changed files not listed (past MAX_STATUS_LINES)
 
 
-GIT_TIMEOUT_S = 30.0
-SAFE_GIT = (
-    "git",
-    "--no-pager",
-    "--no-optional-locks",  # read-only: status does not refresh the index
-    "-c",
-    "core.fsmonitor=false",  # the repository's fsmonitor hook is a command it names
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.pager=cat",
-    "-c",
-    "core.untrackedCache=false",
-    "-c",
-    "diff.external=",
-)
-"""git as delegate runs it on a folder it did not choose (a transcript's ``cwd``):
-nothing of the repository's own configuration that names a command is run."""
-
-
-def _git_env() -> dict[str, str]:
-    """The environment git runs in: none of the caller's ``GIT_*`` (a ``GIT_DIR`` would
-    point git elsewhere), no prompt, no pager."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", GIT_OPTIONAL_LOCKS="0")
-    return env
-
-
 def _git(root: Path, *args: str) -> str | None:
-    """git's output in ``root``, or None when it fails (not installed, refused, slow)."""
-    try:
-        done = subprocess.run(
-            [*SAFE_GIT, "-C", str(root), *args],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=_git_env(),
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.decode("utf-8", "replace")
+    """git's output in ``root`` (run as :mod:`core.safe_git` runs it), or None."""
+    return git_output(root, *args)
 
 
 def checked_work_tree(cwd: Path) -> Path | None:
@@ -113,11 +71,19 @@ def git_facts(cwd: Path) -> GitFacts | None:
     root = checked_work_tree(cwd)
     if root is None:
         return None
-    status = _git(root, "status", "--porcelain=v1")
+    status = _git(root, "status", "--porcelain=v1", "--ignore-submodules=all")
     if status is None:
         return None
     lines = status.splitlines()
-    stat_text = _git(root, "diff", "--no-ext-diff", "--no-textconv", "--stat=100", "HEAD")
+    stat_text = _git(
+        root,
+        "diff",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=all",
+        "--stat=100",
+        "HEAD",
+    )
     stat = stat_text.splitlines() if stat_text else []  # None: no commit yet
     if len(stat) > MAX_STAT_LINES:
         stat = [*stat[: MAX_STAT_LINES - 1], "…", stat[-1]]

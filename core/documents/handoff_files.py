@@ -19,6 +19,7 @@ from pathlib import Path
 
 from core.documents import safe_files
 from core.documents.safe_files import (
+    confined_document,
     read_regular_text,
     real_folder,
     replace_file,
@@ -93,7 +94,11 @@ def clear_pending_note(repo: Path) -> None:
 
 
 def read_handoff_file(path: Path) -> str:
-    """A hand-off's text: a regular file (no symlink, no FIFO), UTF-8, at most 1 MB."""
+    """A hand-off's text: a regular file (no symlink, no FIFO), UTF-8, at most 1 MB, inside
+    a ``.delegate/handoffs/`` folder (any other path raises
+    :class:`~core.errors.DocumentPathUnsafe`, and nothing of it is read)."""
+    confined_document(path, HANDOFFS_DIR, what="hand-off")
+    # Read as named: a symbolic link in the last place is refused, not followed.
     return read_regular_text(path, what="hand-off", max_bytes=MAX_READ_BYTES)
 
 

@@ -16,7 +16,7 @@ import stat
 import uuid
 from pathlib import Path
 
-from core.errors import DelegateError, DocumentInvalid
+from core.errors import DelegateError, DocumentInvalid, DocumentPathUnsafe
 
 DELEGATE_DIR = ".delegate"
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -135,3 +135,27 @@ def read_regular_text(
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise error(f"{path} is not UTF-8 text") from None
+
+
+def confined_document(path: Path, *parts: str, what: str) -> Path:
+    """``path`` as the file really there, once it is inside a ``.delegate/<parts…>/``
+    folder (``..`` and symbolic links followed first, so none leads out of it).
+
+    Raises :class:`DocumentPathUnsafe` naming the path (never what the file holds) when
+    it is anywhere else: a document is read only from where delegate keeps documents.
+    """
+    try:
+        real = Path(os.path.realpath(Path(path).expanduser().absolute()))
+    except (OSError, RuntimeError, ValueError):
+        real = None
+    wanted = (DELEGATE_DIR, *parts)
+    if real is not None:
+        folders = real.parts[:-1]
+        for start in range(len(folders) - len(wanted) + 1):
+            if folders[start : start + len(wanted)] == wanted:
+                return real
+    where = "/".join(wanted)
+    raise DocumentPathUnsafe(
+        f"{path} is not inside a {where}/ folder; a {what} is read only from there"
+        " (nothing of that file is shown)"
+    )

@@ -21,10 +21,11 @@ from core.capsules.prompt import capsule_prompt
 from core.capsules.registry import register_capsule
 from core.capsules.storage import DETACHED, save_capsule
 from core.documents.problems import Problem
+from core.documents.write_folder import write_folder
 from core.drafting.capsule_extract import extract_capsule
 from core.errors import CapsuleRequestFailed, DelegateError
 from core.events import CapsuleSaved
-from core.gitinfo import current_branch, worktree_root
+from core.gitinfo import current_branch
 from core.models import DocumentStatus, RunStatus, Session
 from core.orchestrator import AgentOrchestrator
 
@@ -63,7 +64,9 @@ async def request_capsule(
     orch = orchestrator
     session = await orch.get_session(session_id)
     cid = session.conversation_id
-    repo, branch = await asyncio.to_thread(_where, session)
+    repo, branch = await asyncio.to_thread(
+        _where, session, orch.store.path.parent, orch.settings.trusted_folders
+    )
     now = orch.clock()
     prompt = await asyncio.to_thread(
         capsule_prompt,
@@ -130,13 +133,15 @@ async def request_capsule(
     return CapsuleDraft(path=path, document_id=document.document_id, problems=problems)
 
 
-def _where(session: Session) -> tuple[Path, str]:
-    """The repository the session works in (its worktree's root, else its folder) and
-    the branch checked out there."""
-    cwd = Path(session.cwd)
-    repo = worktree_root(cwd) or cwd
-    branch = current_branch(repo) or session.git_branch or DETACHED
-    return repo, branch
+def _where(session: Session, data_dir: Path, trusted_folders: list[str]) -> tuple[Path, str]:
+    """Where the session's capsule goes (its repository when delegate writes there, see
+    :mod:`core.documents.write_folder`, else under the data folder) and its branch."""
+    place = write_folder(
+        session.cwd, source=session.source, data_dir=data_dir, trusted_folders=trusted_folders
+    )
+    repo = place.ready()
+    checked = current_branch(place.repository) if place.repository is not None else None
+    return repo, checked or session.git_branch or DETACHED
 
 
 def with_blob_ids(repo: Path, text: str) -> str:

@@ -38,7 +38,7 @@ import logging
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core import ids
 from core.clock import to_us
@@ -80,6 +80,9 @@ from core.supervisor.context_monitor import (
     has_handoff,
 )
 from core.supervisor.leader import new_holder
+
+if TYPE_CHECKING:
+    from core.documents.write_folder import WriteFolder
 
 log = logging.getLogger(__name__)
 
@@ -261,7 +264,8 @@ class ClaudeCodeHooks:
     async def _with_facts(self, session: Session, found: str) -> dict[str, str]:
         """The agent's sections with git's modified files (a checked git work tree only:
         the session's folder comes from its transcript) and the sub-agents at work."""
-        git = await asyncio.to_thread(git_facts, Path(session.cwd))
+        place = await _documents_folder(self.orchestrator, session.cwd, session.source)
+        git = await asyncio.to_thread(git_facts, place.repository) if place.repository else None
         children = await subagents_at_work(self.orchestrator, session.conversation_id)
         return with_known_facts(parse_handoff(found), git, children)
 
@@ -283,7 +287,8 @@ class ClaudeCodeHooks:
     async def _keep(self, session: Session, header: HandoffHeader, document: str) -> Path:
         """Write the document and the pending note, register it, announce it."""
         orch = self.orchestrator
-        repo = _project_root(session.cwd)
+        place = await _documents_folder(orch, session.cwd, session.source)
+        repo = await asyncio.to_thread(place.ready)
         text = redact(document)
         path = await asyncio.to_thread(write_handoff_file, repo, text, header.created)
         previous = await previous_handoff(orch.store, session)
@@ -359,7 +364,7 @@ class ClaudeCodeHooks:
             )
         if hook.source not in NEW_WORK_SOURCES or not hook.cwd:
             return None
-        repo = _project_root(hook.cwd)
+        repo = (await _documents_folder(self.orchestrator, hook.cwd, ids.CLAUDE_CODE)).root
         waiting = await self._waiting_handoff(repo)
         if waiting is None:
             return None
@@ -404,6 +409,20 @@ def _warning(check: ContextCheck) -> dict[str, Any] | None:
         f" ({usage.used_tokens:,} / {usage.limit_tokens:,} tokens); this session writes its"
         f" hand-off at {handoff}%."
     }
+
+
+async def _documents_folder(orchestrator: AgentOrchestrator, cwd: str, source: str) -> WriteFolder:
+    """Where a session's hand-offs go, and whether git may run in its folder (the one
+    decision: :mod:`core.documents.write_folder`)."""
+    from core.documents.write_folder import write_folder
+
+    return await asyncio.to_thread(
+        write_folder,
+        cwd or ".",
+        source=source,
+        data_dir=orchestrator.store.path.parent,
+        trusted_folders=orchestrator.settings.trusted_folders,
+    )
 
 
 def _project_root(cwd: str) -> Path:

@@ -114,7 +114,12 @@ def test_prune_archives_a_finished_chain_only(tmp_path: Path) -> None:
 def test_a_missing_file_is_a_typed_error_not_a_traceback(tmp_path: Path) -> None:
     data = config_with_agents(tmp_path / "data")
     result = run_cli(
-        "--data-dir", str(data), "handoff", "show", str(tmp_path / "nope.md"), home=tmp_path
+        "--data-dir",
+        str(data),
+        "handoff",
+        "show",
+        str(tmp_path / ".delegate" / "handoffs" / "nope.md"),
+        home=tmp_path,
     )
     assert result.returncode == 1
     assert result.stderr.startswith("delegate: document_invalid: no hand-off file at")
@@ -124,7 +129,7 @@ def test_a_missing_file_is_a_typed_error_not_a_traceback(tmp_path: Path) -> None
         str(data),
         "handoff",
         "continue",
-        str(tmp_path / "nope.md"),
+        str(tmp_path / ".delegate" / "handoffs" / "nope.md"),
         "--json",
         home=tmp_path,
     )

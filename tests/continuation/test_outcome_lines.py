@@ -94,3 +94,21 @@ def test_each_outcome_reads_as_what_happened(
     again = HISTORY_EVENT.validate_json(event.model_dump_json())
     assert again == event
     assert line in describe(again)
+
+
+def test_a_hand_off_kept_under_the_data_folder_says_why_wherever_it_is_shown() -> None:
+    kept = "/data/elsewhere/etc-0123456789ab"
+    outcome = HandoffOutcome(
+        conversation_id=OLD,
+        result=HandoffResult.PENDING,
+        document=DOCUMENT.model_copy(update={"path": f"{kept}/.delegate/handoffs/h.md"}),
+        folder=kept,
+        pending_note=f"{kept}/.delegate/handoffs/HANDOFF_PENDING.md",
+        elsewhere="/etc is not a repository you work in (a system folder)\x1b[2J",
+    )
+    line = handoff_outcome_line(outcome)
+    assert "kept under delegate's data folder because /etc is not a repository you work in" in line
+    assert "\x1b" not in line
+    event = HandoffSettled(at=AT, conversation_id=OLD, agent_id="echo", outcome=outcome)
+    again = HISTORY_EVENT.validate_json(event.model_dump_json())
+    assert "because /etc is not a repository" in describe(again)

@@ -87,6 +87,8 @@ def test_the_pending_note_names_the_document_and_the_command(tmp_path: Path) -> 
 
 
 def test_only_regular_files_are_read(tmp_path: Path) -> None:
+    tmp_path = tmp_path / ".delegate" / "handoffs"
+    tmp_path.mkdir(parents=True)
     fifo = tmp_path / "handoff.md"
     os.mkfifo(fifo)
     with pytest.raises(DocumentInvalid, match="not a regular file"):

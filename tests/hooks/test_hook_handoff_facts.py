@@ -113,3 +113,15 @@ def test_git_facts_ignore_the_callers_git_variables_and_the_repositorys_commands
     assert " M ping.py" in found.status
     assert any("pong.py" in line for line in found.diff_stat)
     assert not marker.exists()
+
+
+async def test_a_folder_that_is_no_git_work_tree_gets_its_handoff_under_the_data_folder(
+    world: World,
+) -> None:
+    """The hooks' hand-off goes where the supervisor's would: a folder that is not a
+    repository of the person's is never written in (core.documents.write_folder)."""
+    shutil.rmtree(world.repo / ".git")
+    await hand_off_through_the_hooks(world)
+    _, [doc], _ = await stored(world)
+    assert Path(doc.path).is_relative_to(world.data / "elsewhere")
+    assert not (world.repo / ".delegate").exists()

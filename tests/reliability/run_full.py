@@ -37,6 +37,7 @@ from trial_import import build_corpus, clean_import, import_signal_trials  # noq
 from trial_inputs import cli_inputs, importer_inputs, tool_inputs  # noqa: E402
 from trial_race import follow_up_races, import_races  # noqa: E402
 from trial_run import run_signal_trials  # noqa: E402
+from trial_steering import steering_trials  # noqa: E402
 from trial_store import store_trials  # noqa: E402
 from trial_trees import tree_trials  # noqa: E402
 
@@ -98,6 +99,9 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
     def stores() -> Tally:
         return store_trials(work / "stores")
 
+    def steering() -> Tally:
+        return steering_trials(work / "steering", _count(5, scale))
+
     return {
         "import-kill": import_kill,
         "import-signals": import_signals,
@@ -111,6 +115,7 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
         "hooks-install": lambda: hooks_install_trials(
             work / "hooks-install", _count(1500, scale), _count(4, scale)
         ),
+        "steering": steering,
     }
 
 
