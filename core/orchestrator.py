@@ -2336,6 +2336,9 @@ class AgentOrchestrator:
         if alive == "gone":
             await self.store.runs.interrupt_dead_runs(flight.conversation_id)
             return StopOutcome(flight.run_id, flight.conversation_id, "interrupted")
+        # Of another host and silent past the grace: judged as every reader judges it.
+        if alive == "unknown" and await self.store.runs.interrupt_dead_runs(flight.conversation_id):
+            return StopOutcome(flight.run_id, flight.conversation_id, "interrupted")
         await self.store.runs.request_cancel(flight.run_id, to_us(self.clock()))
         if alive == "unknown":  # another host: its owner reads the flag on its next beat
             return StopOutcome(flight.run_id, flight.conversation_id, "requested")

@@ -139,3 +139,12 @@ async def test_a_heartbeat_ahead_within_the_skew_bound_is_trusted(tmp_path: Path
         assert await store.runs.interrupt_dead_runs() == 1  # 40 s silent by our clock
     finally:
         await store.close()
+
+
+async def test_sessions_stop_interrupts_a_silent_run_of_another_host(tmp_path: Path) -> None:
+    data, cid = a_finished_session(tmp_path)
+    stale = await foreign_follow_up(data, cid, beat_s_ago=600)
+    stopped = run_cli("--data-dir", str(data), "sessions", "stop", cid, "--json", home=tmp_path)
+    assert stopped.returncode == 0, stopped.stderr
+    assert status_of(data, stale)[0] == "interrupted"
+    assert query(data, "SELECT state FROM sessions") == [("idle",)]
