@@ -10,6 +10,7 @@ clock reads N seconds ahead is what a step of N seconds looks like to it.
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import subprocess
 import time
@@ -21,7 +22,7 @@ import pytest
 from gated import gated_data_dir, read_until, start_owner, stop_between_writes
 from support import query
 
-from core.clock import Clock, system_clock
+from core.clock import Clock, system_clock, system_mono
 from core.orchestrator import AgentOrchestrator
 from core.store import Store
 from core.supervisor.leader import LEASE_NAME, Leadership
@@ -117,3 +118,26 @@ async def test_a_leader_whose_clock_went_back_keeps_its_lease_for_its_term(
         assert not await contender.renew()
     finally:
         await store.close()
+
+
+async def test_silence_is_measured_by_the_monotonic_clock_it_is_given(
+    tmp_path: Path, owner: list[subprocess.Popen[bytes]]
+) -> None:
+    data, _gate = gated_data_dir(tmp_path)
+    proc = start_owner(tmp_path, data, "run", heartbeat_s=0.1)
+    owner.append(proc)
+    read_until(proc, b"started ")
+    stop_between_writes(proc, data)  # silent from now on
+    later = {"s": 0.0}
+    judge = await AgentOrchestrator.open(
+        data,
+        clock=stepped(-3_600),  # the wall says the beat is an hour in the future
+        mono_clock=lambda: system_mono() + int(later["s"] * 1_000_000),
+    )
+    try:
+        assert await judge.interrupt_stale_runs(grace_s=30) == []
+        later["s"] = 31  # 31 s pass by the clock that does not jump
+        [event] = await judge.interrupt_stale_runs(grace_s=30)
+        assert re.search(r"no heartbeat for 3[12]s", event.reason)
+    finally:
+        await judge.close()
