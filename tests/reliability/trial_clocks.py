@@ -27,9 +27,10 @@ import random
 import shutil
 import signal
 import sqlite3
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -362,6 +363,38 @@ async def _foreign_run(data: Path, cid: str, beat_s_ago: float) -> str:
     return run_id
 
 
+@contextlib.contextmanager
+def _beating(data: Path, run_id: str, beat_s: float, *, live: bool) -> Iterator[None]:
+    """While the command runs, a live run's other host keeps beating (every 0.5 s, by its
+    clock: ``beat_s`` behind ours, ahead if negative); a dead one's stays silent."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(0.5):
+            stamp = to_us(system_clock()) - int(beat_s * 1_000_000)
+            db = sqlite3.connect(data / DB_FILENAME, timeout=2)
+            try:
+                with db:
+                    db.execute(
+                        "UPDATE runs SET heartbeat_at = ? WHERE run_id = ? AND status = 'running'",
+                        (stamp, run_id),
+                    )
+            except sqlite3.OperationalError:  # busy: the next beat
+                pass
+            finally:
+                db.close()
+
+    beater = threading.Thread(target=beat, daemon=True)
+    if live:
+        beater.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if live:
+            beater.join()
+
+
 def _commands(cid: str, run_id: str) -> dict[str, list[str]]:
     return {
         "run --session": ["run", "--session", cid, "again", "--json"],
@@ -392,7 +425,8 @@ def _foreign_trial(work: Path, tally: Tally, command: str, dead: bool, beat_s: f
     [(cid,)] = _query(data, "SELECT conversation_id FROM sessions")
     run_id = asyncio.run(_foreign_run(data, str(cid), beat_s))
     tally.faults += 1
-    result = run_cli([*d, *_commands(str(cid), run_id)[command]], home=work, tag=tag)
+    with _beating(data, run_id, beat_s, live=not dead):
+        result = run_cli([*d, *_commands(str(cid), run_id)[command]], home=work, tag=tag)
     what = f"{command} ({'dead' if dead else 'live'} run of another host, beat {beat_s:+.0f} s)"
     [(status,)] = _query(data, "SELECT status FROM runs WHERE run_id = ?", (run_id,))
     if result.hung:
@@ -445,11 +479,13 @@ def clock_trials(work: Path, scale: float = 1.0, seed: int = 27) -> Tally:
     tally = Tally("clocks (steps, leases, another host)")
     if clock_id() is None:
         tally.note("no monotonic clock domain here: same-host stamps judged by wall time")
-    for part in (
-        step_trials(work / "steps", count(22), rng),
-        lease_trials(work / "leases", count(200), count(5), rng),
-        foreign_trials(work / "foreign", count(3), rng),
-    ):
-        print(part.summary(), flush=True)
+    parts: tuple[Callable[[], Tally], ...] = (
+        lambda: step_trials(work / "steps", count(22), rng),
+        lambda: lease_trials(work / "leases", count(200), count(5), rng),
+        lambda: foreign_trials(work / "foreign", count(3), rng),
+    )
+    for run in parts:
+        part = run()
+        print(part.summary(), flush=True)  # each part as it ends
         tally.merge(part)
     return tally
