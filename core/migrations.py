@@ -605,6 +605,16 @@ CREATE INDEX history_capsule_gaps ON history (at) WHERE kind = 'capsule_gap';
 UPDATE sessions SET state = 'handed_off'
     WHERE continued_in IS NOT NULL AND state IN ('idle', 'ready');
 """,
+    # Clocks (issue 27): a heartbeat and a lease carry the monotonic reading they were
+    # made at and the clock it compares in (boot id and time namespace), so processes
+    # of one host judge them by a clock that does not jump; the wall times stay for
+    # other hosts. Not in the change feed's trigger: a beat is not a change.
+    20: """
+ALTER TABLE runs ADD COLUMN heartbeat_mono INTEGER;
+ALTER TABLE runs ADD COLUMN heartbeat_clock TEXT;
+ALTER TABLE leases ADD COLUMN expires_mono INTEGER;
+ALTER TABLE leases ADD COLUMN expires_clock TEXT;
+""",
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

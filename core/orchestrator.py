@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from core import cursors, ids, process_identity
-from core.clock import Clock, system_clock, to_us
+from core.clock import Clock, Clocks, MonoClock, system_clock, system_mono, to_us
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.demo_ids import demo_id
 from core.errors import (
@@ -350,6 +350,7 @@ class AgentOrchestrator:
         *,
         bus: EventBus | None = None,
         clock: Clock = system_clock,
+        mono_clock: MonoClock | None = system_mono,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         owner_kind: OwnerKind = "other",
         heartbeat_s: float = HEARTBEAT_S,
@@ -363,8 +364,14 @@ class AgentOrchestrator:
         how often at most a run's live output and stderr tail are stored.
         ``after_turn``: acts on every turn this process runs once it is stored, before
         the run's ``wait()`` returns (a front end with no supervisor sets it:
-        ``core.supervisor.turn_end.judge_turns``)."""
+        ``core.supervisor.turn_end.judge_turns``). ``mono_clock``: the clock that
+        does not jump, by which this host's heartbeats are judged (``clock``, wall
+        time, only says when; see core.elapsed)."""
         self.store = store
+        # Heartbeats and leases are stamped and judged by this process's clocks.
+        self.clocks = Clocks(clock, mono_clock)
+        store.runs.clocks = self.clocks
+        store.runs.grace_us = int(settings.run_grace_seconds * 1_000_000)
         self.settings = settings
         self.bus = bus or EventBus()
         self.clock = clock
@@ -2328,6 +2335,9 @@ class AgentOrchestrator:
         )
         if alive == "gone":
             await self.store.runs.interrupt_dead_runs(flight.conversation_id)
+            return StopOutcome(flight.run_id, flight.conversation_id, "interrupted")
+        # Of another host and silent past the grace: judged as every reader judges it.
+        if alive == "unknown" and await self.store.runs.interrupt_dead_runs(flight.conversation_id):
             return StopOutcome(flight.run_id, flight.conversation_id, "interrupted")
         await self.store.runs.request_cancel(flight.run_id, to_us(self.clock()))
         if alive == "unknown":  # another host: its owner reads the flag on its next beat

@@ -104,7 +104,15 @@ def row_counts(data_dir: Path) -> dict[str, int]:
 # streamed tail, and the change feed number each write bumps): not what the
 # operation under test wrote.
 LIVE_RUN_COLUMNS = frozenset(
-    {"heartbeat_at", "live_output", "stderr_tail", "last_output_at", "change_seq"}
+    {
+        "heartbeat_at",
+        "heartbeat_mono",
+        "heartbeat_clock",
+        "live_output",
+        "stderr_tail",
+        "last_output_at",
+        "change_seq",
+    }
 )
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import aiosqlite
 
 from core import process_identity
-from core.clock import from_us, system_clock, to_us
+from core.clock import Clocks, MonoStamp, from_us
+from core.elapsed import Age, Stamp, age
 from core.errors import AgentBusy, SessionNotReady, UnknownConversation, UnknownRun
 from core.events import RunInterrupted
 from core.models import Run, RunStatus, Session, SessionMode, SessionState, Usage
@@ -40,13 +41,17 @@ _RESUMABLE = (SessionState.IDLE.value, SessionState.READY.value)
 # Sessions with a run in flight, and who owns that run (index sessions_in_flight).
 _IN_FLIGHT = (
     "SELECT s.conversation_id, s.mode, r.run_id, r.agent_id, r.owner_pid, r.owner_host,"
-    " r.owner_host_id, r.owner_started, r.owner_kind, r.heartbeat_at"
+    " r.owner_host_id, r.owner_started, r.owner_kind, r.heartbeat_at, r.heartbeat_mono,"
+    " r.heartbeat_clock"
     " FROM sessions s JOIN runs r ON r.run_id = s.active_run_id"
     " WHERE s.active_run_id IS NOT NULL"
 )
 # SQLite's default limit on bound parameters is far above this; one process
 # never drives more runs than this at once, and larger sets are chunked.
 _IDS_PER_QUERY = 500
+DEFAULT_GRACE_US = 30_000_000
+"""How long another host's run may be silent before any reader interrupts it (the
+``run_grace_seconds`` setting's default; the orchestrator sets its own)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +71,13 @@ class RunInFlight:
 class _Stale:
     """A run in flight to interrupt, and why.
 
-    ``silent_before_us``: judged by its heartbeat, so it is interrupted only if
-    it has still not beaten since then when the transaction runs.
+    ``silent``: judged by its heartbeat, so it is interrupted only if it has
+    still not beaten (its stamps unchanged) when the transaction runs.
     """
 
     row: aiosqlite.Row
     reason: str
-    silent_before_us: int | None = None
+    silent: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +90,12 @@ class AgentProcess:
 
 
 class RunsRepository:
-    """The ``runs`` table and the session state changes a run makes."""
+    """The ``runs`` table and the session state changes a run makes.
+
+    ``clocks``: the wall and monotonic clocks heartbeats are stamped and judged
+    by; ``grace_us``: how long a run of another host may be silent before a
+    reader interrupts it. The orchestrator sets both from its own.
+    """
 
     def __init__(
         self, db: Database, messages: MessagesRepository, history: HistoryRepository
@@ -93,6 +103,8 @@ class RunsRepository:
         self._db = db
         self._messages = messages
         self._history = history
+        self.clocks = Clocks()
+        self.grace_us = DEFAULT_GRACE_US
 
     async def start_launch(
         self,
@@ -197,11 +209,13 @@ class RunsRepository:
     async def _insert(self, db: aiosqlite.Connection, conversation_id: str, run: NewRun) -> None:
         """The run row, owned by this process or ``run.owner`` (host identity, pid, start time)."""
         me = run.owner or process_identity.current()
+        # The first beat: a run is fresh when it starts (by this host's clock, if it is its).
+        mono = self.clocks.mono_stamp() if me.host_id == process_identity.host_id() else None
         await db.execute(
             "INSERT INTO runs(run_id, conversation_id, agent_id, kind, prompt, status, started_at,"
             " owner_pid, owner_host, owner_host_id, owner_started, owner_kind, heartbeat_at,"
-            " capsule_id, capsule_digest)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " capsule_id, capsule_digest, heartbeat_mono, heartbeat_clock)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run.run_id,
                 conversation_id,
@@ -215,38 +229,81 @@ class RunsRepository:
                 me.host_id,
                 me.started,
                 run.owner_kind,
-                run.started_us,  # the first beat: a run is fresh when it starts
+                run.started_us,
                 run.capsule_id,
                 run.capsule_digest,
+                None if mono is None else mono.mono_us,
+                None if mono is None else mono.clock,
             ),
         )
 
     async def interrupt_dead_runs(self, conversation_id: str | None = None) -> int:
-        """Mark ``interrupted`` every run in flight whose owner on this host is gone.
+        """Mark ``interrupted`` every run in flight whose owner is known to be gone.
 
-        Gone: its pid no longer exists, or exists with another start time (reused),
-        or this host has rebooted since. Its session is freed and a history cell
-        says so. Every reader calls this first (lists, lookups, counts, the claim,
-        dismiss), so a killed ``delegate run`` never leaves a session ``running``.
-        Runs of another host are judged by their heartbeat in
-        :meth:`interrupt_stale`. Returns how many were interrupted; a read-only
-        store only reads.
+        Gone: on this host, its pid no longer exists, or exists with another start
+        time (reused), or this host has rebooted since; on another host (whose
+        pids mean nothing here), its heartbeat is older than :attr:`grace_us`, as
+        the supervisor judges it. Its session is freed and a history cell says
+        so. Every reader calls this first (lists, lookups, counts, the claim,
+        dismiss), so neither a killed ``delegate run`` nor a host that went away
+        leaves a session ``running``. A hung owner of this host is judged by the
+        supervisor (:meth:`interrupt_stale`). Returns how many were interrupted;
+        a read-only store only reads.
         """
         sql, params = _IN_FLIGHT, tuple[str, ...]()
         if conversation_id is not None:
             sql, params = f"{_IN_FLIGHT} AND s.conversation_id = ?", (conversation_id,)
         rows = await self._db.fetch_all(sql, params)
-        dead = [_Stale(r, _gone_reason(r)) for r in rows if _owner_liveness(r) == "gone"]
-        return len(await self._interrupt(dead, to_us(system_clock())))
+        now_us, mono = self.clocks.wall_us(), self.clocks.mono_stamp()
+        dead: list[_Stale] = []
+        for r in rows:
+            alive = _owner_liveness(r)
+            if alive == "gone":
+                dead.append(_Stale(r, _gone_reason(r)))
+            elif alive == "unknown":
+                dead.extend(await self._judge_silence(r, now_us, mono, self.grace_us))
+        return len(await self._interrupt(dead, now_us))
+
+    async def _judge_silence(
+        self, r: aiosqlite.Row, now_us: int, mono: MonoStamp | None, grace_us: int
+    ) -> list[_Stale]:
+        """The run, if its owner has not beaten for longer than ``grace_us``.
+
+        A beat stamped by a wall clock beyond the skew bound ahead is restamped
+        with ``now_us``, the moment it was seen: it ages from there.
+        """
+        beat = r["heartbeat_at"]
+        if not isinstance(beat, int):
+            return []  # an owner that never beat (an older delegate): liveness alone
+        silence = age(Stamp(beat, r["heartbeat_mono"], r["heartbeat_clock"]), now_us, mono)
+        if silence.untrusted:
+            await self._restamp(r, now_us)
+            return []
+        if silence.us <= grace_us:
+            return []
+        return [_Stale(r, _silent_reason(r, silence), silent=True)]
+
+    async def _restamp(self, r: aiosqlite.Row, now_us: int) -> None:
+        """Replace a heartbeat from the future (a clock beyond the skew bound) with ``now_us``."""
+        if self._db.read_only:
+            return
+        async with self._db.transaction() as db:
+            await db.execute(
+                "UPDATE runs SET heartbeat_at = ? WHERE run_id = ? AND status = ?"
+                " AND heartbeat_at = ?",
+                (now_us, r["run_id"], RunStatus.RUNNING.value, r["heartbeat_at"]),
+            )
 
     async def interrupt_stale(self, now_us: int, grace_us: int) -> list[str]:
         """Interrupt every run in flight whose owner is gone or silent; their run ids.
 
         Gone: as in :meth:`interrupt_dead_runs` (this host only). Silent: its
         owner's last heartbeat is older than ``grace_us`` — an owner on another
-        host, or one that hangs (stopped, swapped out, deadlocked). This process
-        never judges its own runs silent. A run whose owner never beat (an older
-        delegate) is judged by liveness alone. Each is stored ``interrupted``
+        host, or one that hangs (stopped, swapped out, deadlocked). ``now_us`` is
+        wall time; a heartbeat of this host is judged by the monotonic clock of
+        :attr:`clocks` instead (see core.elapsed), so a stepped wall clock never
+        decides. This process never judges its own runs silent. A run whose owner
+        never beat (an older delegate) is judged by liveness alone. Each is stored ``interrupted``
         (its live reply tail kept as its output), its session freed, its cancel
         flag set (an owner that wakes up stops it), and a ``run_interrupted``
         history cell written, all in one transaction.
@@ -256,21 +313,15 @@ class RunsRepository:
     async def interrupt_stale_events(self, now_us: int, grace_us: int) -> list[RunInterrupted]:
         """:meth:`interrupt_stale`, returning the history events it stored (to publish)."""
         me = process_identity.current()
+        mono = self.clocks.mono_stamp()
         found: list[_Stale] = []
         for r in await self._db.fetch_all(_IN_FLIGHT):
             if _owner_liveness(r) == "gone":
                 found.append(_Stale(r, _gone_reason(r)))
                 continue
-            beat = r["heartbeat_at"]
-            if not isinstance(beat, int) or now_us - beat <= grace_us:
-                continue
             if r["owner_host_id"] == me.host_id and r["owner_pid"] == me.pid:
                 continue  # our own runs are alive: we are running this very code
-            reason = (
-                f"its owner (pid {r['owner_pid']} on {r['owner_host']}) stopped answering:"
-                f" no heartbeat for {(now_us - beat) / 1_000_000:.0f}s"
-            )
-            found.append(_Stale(r, reason, silent_before_us=now_us - grace_us))
+            found.extend(await self._judge_silence(r, now_us, mono, grace_us))
         return await self._interrupt(found, now_us)
 
     async def _interrupt(self, runs: Sequence[_Stale], now_us: int) -> list[RunInterrupted]:
@@ -296,9 +347,9 @@ class RunsRepository:
                         RunStatus.RUNNING.value,
                     ],
                 )
-                if stale.silent_before_us is not None:
-                    still_silent = " AND heartbeat_at < ?"
-                    params.append(stale.silent_before_us)
+                if stale.silent:
+                    still_silent = " AND heartbeat_at IS ? AND heartbeat_mono IS ?"
+                    params += [r["heartbeat_at"], r["heartbeat_mono"]]
                 cur = await db.execute(
                     "UPDATE runs SET status = ?, error = ?,"
                     " finished_at = coalesce(heartbeat_at, started_at),"
@@ -340,16 +391,24 @@ class RunsRepository:
     # --- the owner's side: heartbeats, the cancel flag, live activity ------
 
     async def heartbeat(self, run_ids: Collection[str], now_us: int) -> None:
-        """The owner is alive: one write stamps every run it drives."""
+        """The owner is alive: one write stamps every run it drives (wall time ``now_us``
+        and the monotonic reading of :attr:`clocks`)."""
         ids = builtins.list(run_ids)
         if not ids or self._db.read_only:
             return
+        mono = self.clocks.mono_stamp()
         async with self._db.transaction() as db:
             for chunk in _chunks(ids):
                 await db.execute(
-                    "UPDATE runs SET heartbeat_at = ?"
+                    "UPDATE runs SET heartbeat_at = ?, heartbeat_mono = ?, heartbeat_clock = ?"
                     f" WHERE status = ? AND run_id IN {_marks(chunk)}",
-                    (now_us, RunStatus.RUNNING.value, *chunk),
+                    (
+                        now_us,
+                        None if mono is None else mono.mono_us,
+                        None if mono is None else mono.clock,
+                        RunStatus.RUNNING.value,
+                        *chunk,
+                    ),
                 )
 
     async def request_cancel(self, run_id: str, now_us: int) -> bool:
@@ -608,6 +667,13 @@ def _owner_liveness(row: aiosqlite.Row) -> process_identity.Liveness:
 
 def _gone_reason(row: aiosqlite.Row) -> str:
     return f"the process running it (pid {row['owner_pid']}) ended before it finished"
+
+
+def _silent_reason(row: aiosqlite.Row, silence: Age) -> str:
+    return (
+        f"its owner (pid {row['owner_pid']} on {row['owner_host']}) stopped answering:"
+        f" no heartbeat for {silence.us / 1_000_000:.0f}s"
+    )
 
 
 def _chunks(ids: Sequence[str]) -> builtins.list[Sequence[str]]:

@@ -150,8 +150,9 @@ async def hand_off_once(
     process is at it or a hand-off document exists already; True when it was asked."""
     lease = f"handoff:{conversation_id}"
     store = orchestrator.store
+    clocks = orchestrator.clocks
     if not await store.leases.acquire(
-        lease, holder, to_us(orchestrator.clock()), int(lease_s * 1_000_000)
+        lease, holder, clocks.wall_us(), int(lease_s * 1_000_000), clocks.mono_stamp()
     ):
         return False
     try:
@@ -174,8 +175,11 @@ builds none from facts meanwhile (see core.hooks.attached)."""
 async def left_to_its_hooks(orchestrator: AgentOrchestrator, conversation_id: str) -> bool:
     """Whether the session runs attached, its hand-off left to its hooks."""
     name = ATTACHED_LEASE.format(conversation_id)
-    now = to_us(orchestrator.clock())
-    return await orchestrator.store.leases.holder(name, now) is not None
+    clocks = orchestrator.clocks
+    return (
+        await orchestrator.store.leases.holder(name, clocks.wall_us(), clocks.mono_stamp())
+        is not None
+    )
 
 
 async def has_handoff(orchestrator: AgentOrchestrator, conversation_id: str) -> bool:

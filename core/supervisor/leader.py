@@ -1,4 +1,9 @@
-"""Leader election between supervisors on one data folder, through a store lease."""
+"""Leader election between supervisors on one data folder, through a store lease.
+
+The lease is judged by the monotonic clock between supervisors of one host
+(a wall clock stepped back or forward neither strands nor ends it), by wall time
+with a skew bound across hosts (see core.elapsed).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import logging
 import uuid
 
 from core import process_identity
-from core.clock import Clock, system_clock, to_us
+from core.clock import Clock, Clocks, MonoClock, system_clock, system_mono
 from core.errors import DelegateError
 from core.store import Store
 
@@ -25,11 +30,19 @@ class Leadership:
     """Holds (or waits for) the ``supervisor`` lease; :meth:`renew` on every tick."""
 
     def __init__(
-        self, store: Store, *, ttl_s: float, clock: Clock = system_clock, holder: str | None = None
+        self,
+        store: Store,
+        *,
+        ttl_s: float,
+        clock: Clock = system_clock,
+        mono_clock: MonoClock | None = system_mono,
+        holder: str | None = None,
     ) -> None:
+        """``clock``: wall time (what another host reads); ``mono_clock``: the
+        monotonic clock leases of this host are judged by (None: wall time only)."""
         self._store = store
         self._ttl_us = int(ttl_s * 1_000_000)
-        self._clock = clock
+        self._clocks = Clocks(clock, mono_clock)
         self.holder = holder or new_holder()
         self.is_leader = False
         self._last_problem: str | None = None
@@ -42,7 +55,11 @@ class Leadership:
         """
         try:
             self.is_leader = await self._store.leases.acquire(
-                LEASE_NAME, self.holder, to_us(self._clock()), self._ttl_us
+                LEASE_NAME,
+                self.holder,
+                self._clocks.wall_us(),
+                self._ttl_us,
+                self._clocks.mono_stamp(),
             )
         except DelegateError as exc:
             if str(exc) != self._last_problem:  # once per problem, not once a tick

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from core.clock import Clock, MonoClock, system_clock, system_mono
 from core.errors import DelegateError
 from core.events import RunsChanged, SessionsChanged, TranscriptWatching, WatchStatus
 from core.orchestrator import AgentOrchestrator
@@ -51,6 +52,7 @@ class Supervisor:
     looks at the store's data version, ``tick_s`` between lease renewals and
     monitor ticks, ``debounce_ms`` of file events, ``rescan_s`` of the polling
     fallback, ``lease_ttl_s`` after which a silent leader is replaced.
+    ``clock`` / ``mono_clock``: the wall and monotonic clocks the lease is judged by.
     ``catch_up=False`` skips the incremental re-scan when watching starts, for a
     front end that imports at start itself (the panel's background import).
     """
@@ -70,6 +72,8 @@ class Supervisor:
         monitors: Sequence[Monitor] | None = None,
         lease_ttl_s: float = 10.0,
         catch_up: bool = True,
+        clock: Clock = system_clock,
+        mono_clock: MonoClock | None = system_mono,
     ) -> None:
         self.orchestrator = orchestrator
         self.store: Store = orchestrator.store
@@ -79,8 +83,11 @@ class Supervisor:
             else [StaleRuns(), ContextMonitor(), CapsuleDrift(), ReturnsRetention()]
         )
         self._tick_s = tick_s
-        # Leases are judged across processes: wall time, never a front end's test clock.
-        self._leadership = Leadership(self.store, ttl_s=lease_ttl_s)
+        # Leases are judged across processes: real clocks, never a front end's test clock
+        # (``clock`` and ``mono_clock`` are for tests that step them).
+        self._leadership = Leadership(
+            self.store, ttl_s=lease_ttl_s, clock=clock, mono_clock=mono_clock
+        )
         self._store_watch = StoreWatcher(self.store, self._on_changes, poll_s=store_poll_s)
         self._transcripts: TranscriptWatcher | None = None
         if watch_transcripts:

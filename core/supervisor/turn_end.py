@@ -18,7 +18,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from core.clock import to_us
 from core.context.thresholds import HandOff
 from core.models import ContextDocument, ContextLevel, DocumentKind, DocumentStatus, HandoffOutcome
 from core.orchestrator import AgentOrchestrator
@@ -135,10 +134,10 @@ class TurnJudge:
     async def _other_done(self, conversation_id: str) -> bool:
         """Wait (up to ``wait_other_s``) for another holder of the session's hand-off
         lease to let it go; False while it still holds it."""
-        store, clock = self.orchestrator.store, self.orchestrator.clock
+        store, clocks = self.orchestrator.store, self.orchestrator.clocks
         lease = f"handoff:{conversation_id}"
         deadline = asyncio.get_running_loop().time() + self.wait_other_s
-        while await store.leases.holder(lease, to_us(clock())) is not None:
+        while await store.leases.holder(lease, clocks.wall_us(), clocks.mono_stamp()) is not None:
             if asyncio.get_running_loop().time() >= deadline:
                 return False
             await asyncio.sleep(OTHER_POLL_S)

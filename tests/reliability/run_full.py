@@ -32,6 +32,7 @@ for entry in (ROOT, HERE.parent, HERE):  # run as a script: core, tests/support,
         sys.path.insert(0, str(entry))
 
 from reliability_support import Tally, set_deadline  # noqa: E402
+from trial_clocks import clock_trials  # noqa: E402
 from trial_hooks_install import hooks_install_trials  # noqa: E402
 from trial_import import build_corpus, clean_import, import_signal_trials  # noqa: E402
 from trial_inputs import cli_inputs, importer_inputs, tool_inputs  # noqa: E402
@@ -102,6 +103,9 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
     def steering() -> Tally:
         return steering_trials(work / "steering", _count(5, scale))
 
+    def clocks() -> Tally:
+        return clock_trials(work / "clocks", scale)
+
     return {
         "import-kill": import_kill,
         "import-signals": import_signals,
@@ -116,6 +120,7 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
             work / "hooks-install", _count(1500, scale), _count(4, scale)
         ),
         "steering": steering,
+        "clocks": clocks,
     }
 
 

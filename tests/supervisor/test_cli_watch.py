@@ -21,7 +21,8 @@ DEADLINE_S = 20.0
 class Watch:
     """``delegate watch`` in the background; its stdout lines arrive on a queue."""
 
-    def __init__(self, data_dir: Path, *args: str) -> None:
+    def __init__(self, data_dir: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        """``env``: variables added to the watch's environment."""
         home = data_dir.parent
         self.proc = subprocess.Popen(
             [str(DELEGATE), "--data-dir", str(data_dir), "watch", *args],
@@ -29,7 +30,7 @@ class Watch:
             stderr=subprocess.PIPE,
             text=True,
             cwd=home,
-            env=cli_env(home),
+            env=cli_env(home, env),
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
