@@ -9,12 +9,11 @@ and the link stays a link.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
+from core.atomic_files import disk_full_as_error, replace_atomically
 from core.errors import HookSettingsUnusable
 
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
@@ -53,26 +52,26 @@ def read_settings_text(path: Path) -> str | None:
 
 def write_settings_text(path: Path, text: str) -> None:
     """Replace ``path`` (the file a link names, if it is one) with ``text``, atomically,
-    keeping its permissions (a new file is private to its owner)."""
+    keeping its permissions (a new file is private to its owner).
+
+    A full disk is :class:`~core.errors.DiskFull` naming the folder; the file is kept.
+    """
     target = Path(os.path.realpath(path))
     try:
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with disk_full_as_error(target.parent):
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
             mode = 0o600
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_atomically(
+            target.parent,
+            target.name,
+            text.encode("utf-8"),
+            mode=mode,
+            exact_mode=True,
+            prefix=f".{target.name}.",
+        )
     except OSError as exc:
         raise HookSettingsUnusable(f"{path} cannot be written: {exc.strerror}") from None
 
