@@ -46,6 +46,11 @@ async def _ids(store: Store) -> set[str]:
     return {s.conversation_id for s in sessions}
 
 
+async def _open_and_close(path: Path) -> None:
+    opened = await Store.open(path)
+    await opened.close()
+
+
 def _integrity(path: Path) -> str:
     with contextlib.closing(sqlite3.connect(path)) as conn:
         return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
@@ -63,10 +68,12 @@ async def test_a_store_that_cannot_grow_is_disk_full_and_writes_nothing(
 
     assert raised.value.code == "disk_full"
     assert str(tmp_path) in raised.value.message
-    assert "free space in" in raised.value.message and "nothing was written" in raised.value.message
+    assert "free space in" in raised.value.message
+    assert "nothing was written" in raised.value.message
     assert raised.value.to_payload()["error"]["folder"] == str(tmp_path)  # type: ignore[index]
     assert await _ids(store) == {"kept"}  # all or nothing
-    assert store.db._writer is not None and not store.db._writer.in_transaction
+    assert store.db._writer is not None
+    assert not store.db._writer.in_transaction
 
     await _cap_pages(store, 100_000)  # room again: the same write works
     await store.bulk.insert(_many("lost"))
@@ -91,11 +98,12 @@ async def test_a_full_file_system_under_an_open_store_is_disk_full_then_recovers
         await store.bulk.insert([finished("kept", BASE_US)])
         for leave in (0, 8192, 65536):
             disk.fill(leave)
-            with pytest.raises(DiskFull) as raised:
-                for round_ in range(40):  # fills what was left, then refuses
+            with pytest.raises(DiskFull) as raised:  # noqa: PT012 - fills what was left, then refuses
+                for round_ in range(40):
                     await store.bulk.insert(_many(f"r{leave}-{round_}-"))
             assert str(disk.root / "data") in raised.value.message
-            assert store.db._writer is not None and not store.db._writer.in_transaction
+            assert store.db._writer is not None
+            assert not store.db._writer.in_transaction
             disk.free()
             await store.bulk.insert([finished(f"after-{leave}", BASE_US)])
             assert f"after-{leave}" in await _ids(store)
@@ -115,8 +123,7 @@ async def test_a_store_opened_on_a_full_file_system_is_disk_full(disk: SmallDisk
             os.unlink(f"{path}{extra}")
     disk.fill()
     with pytest.raises(DiskFull) as raised:
-        opened = await Store.open(path)
-        await opened.close()
+        await _open_and_close(path)
     assert str(path.parent) in raised.value.message
     disk.free()
     store = await Store.open(path)
@@ -132,8 +139,7 @@ async def test_a_store_that_cannot_be_created_on_a_full_file_system_is_disk_full
     (disk.root / "data").mkdir()
     disk.fill()
     with pytest.raises(DiskFull):
-        opened = await Store.open(disk.root / "data" / "store.sqlite3")
-        await opened.close()
+        await _open_and_close(disk.root / "data" / "store.sqlite3")
     disk.free()
     store = await Store.open(disk.root / "data" / "store.sqlite3")
     await store.close()
