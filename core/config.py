@@ -13,6 +13,8 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from core.atomic_files import disk_full_as_error
+
 # Re-exported: most callers know the data folder as part of the settings.
 from core.data_folder import CONFIG_FILENAME as CONFIG_FILENAME
 from core.data_folder import DB_FILENAME as DB_FILENAME
@@ -24,7 +26,8 @@ DEFAULT_CONTEXT_LIMIT = 200_000
 
 def ensure_data_dir(path: Path) -> Path:
     """Create the data folder private to the user (0700) on first use."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with disk_full_as_error(path.parent, "cannot create the data folder"):
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
 
 

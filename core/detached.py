@@ -38,8 +38,9 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 from core import process_identity
+from core.atomic_files import is_disk_full
 from core.config import Settings
-from core.errors import RunnerUnavailable, WorkerUnavailable
+from core.errors import DiskFull, RunnerUnavailable, WorkerUnavailable
 from core.returns.model import AgentRole, RoleLaunch
 from core.runners.base import RunEvent, RunRequest
 
@@ -174,6 +175,8 @@ def _open_log(data_dir: Path) -> int:
     try:
         fd = os.open(data_dir / LOG_FILENAME, flags | os.O_NONBLOCK, 0o600)
     except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFull(str(data_dir), f"cannot open {LOG_FILENAME}") from None
         raise WorkerUnavailable(
             f"cannot open the detached runs' log in {data_dir}: {exc}"
         ) from None

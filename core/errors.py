@@ -7,6 +7,7 @@ and never changes once released.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import ClassVar, Protocol
 
@@ -333,6 +334,30 @@ class StoreError(DelegateError):
     """The store cannot be opened or is from a newer version of delegate."""
 
     code = "store_error"
+
+
+class DiskFull(DelegateError):
+    """A write refused because the file system holding ``folder`` is full (or over its
+    quota); nothing was written: free space there and the same command works."""
+
+    code = "disk_full"
+
+    def __init__(self, folder: str, what: str = "") -> None:
+        folder = os.path.abspath(folder)  # where to free space, whatever the working folder
+        about = f" ({what})" if what else ""
+        super().__init__(
+            f"the disk holding {folder} is full{about}: free space in {folder} and retry;"
+            " nothing was written"
+        )
+        self.folder = folder
+
+    def to_payload(self) -> dict[str, object]:
+        """The error, with ``folder``: where space must be freed."""
+        payload = super().to_payload()
+        error = payload["error"]
+        assert isinstance(error, dict)
+        error["folder"] = self.folder
+        return payload
 
 
 class InvalidConfig(DelegateError):

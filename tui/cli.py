@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from core.data_folder import DB_FILENAME, resolve_data_dir
-from core.errors import DelegateError, InternalError, InvalidRequest, StoreError
+from core.errors import DelegateError, DiskFull, InternalError, InvalidRequest, StoreError
 from core.models import HandoffOutcome, SessionScope, SessionSort
 from core.redact import redact, redact_data
 
@@ -781,6 +781,10 @@ def _check_store(path: Path) -> None:
         finally:
             db.close()
     except sqlite3.Error as exc:
+        from core.atomic_files import sqlite_disk_full
+
+        if sqlite_disk_full(exc, path.parent):  # no room for its -shm: not a damaged file
+            raise DiskFull(str(path.parent), f"the store {path.name} cannot open") from None
         raise StoreError(
             f"{path} cannot be read ({exc}); move it aside or restore it from a backup"
         ) from None

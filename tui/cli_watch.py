@@ -20,6 +20,8 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Any
 
+from core.atomic_files import disk_full_as_error, is_disk_full
+from core.errors import DiskFull
 from core.events import (
     BusEvent,
     CapsuleGap,
@@ -51,6 +53,7 @@ from core.events import (
     WatchStatus,
 )
 from core.orchestrator import AgentOrchestrator
+from core.redact import redact
 from tui.formatting import handoff_outcome_line
 
 LOG_FILENAME = "watch.log"
@@ -97,7 +100,8 @@ async def cmd_watch(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.supervisor import Supervisor  # deferred: watchfiles is for this command only
 
     stop = asyncio.Event()
-    with _logging_to(orch.store.path.parent / LOG_FILENAME), _stopped_by_signals(stop):
+    log_path = orch.store.path.parent / LOG_FILENAME
+    with _logging_to(log_path) as full, _stopped_by_signals(stop):
         remove = orch.bus.add_listener(_printer(as_json=args.json))
         try:
             supervisor = Supervisor(
@@ -109,6 +113,9 @@ async def cmd_watch(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                 rescan_s=args.rescan,
             )
             async with supervisor:
+                if full.problem is not None and not supervisor.is_leader:
+                    raise full.problem  # a full disk from the start: say so, and stop
+                full.go_on()
                 logging.getLogger(__name__).info("watching as %s", supervisor.holder)
                 await stop.wait()
         finally:
@@ -130,17 +137,78 @@ def _stopped_by_signals(stop: asyncio.Event) -> Iterator[None]:
             loop.remove_signal_handler(sig)
 
 
+class _DiskFullLines(logging.Handler):
+    """A full disk, said once on stderr as ``delegate: disk_full: ...`` while the watch
+    goes on (it leads again, and logs again, once space is freed).
+
+    ``problem``: the store's full disk met while starting (the lease could not be
+    written), which ends the watch at once; nothing is said before :meth:`go_on`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.problem: DiskFull | None = None
+        self._said: set[str] = set()
+        self._waiting: list[DiskFull] = []
+        self._live = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        args = record.args if isinstance(record.args, tuple) else ()
+        for arg in args:
+            if isinstance(arg, DiskFull):
+                self.problem = self.problem or arg
+                self.say(arg)
+
+    def say(self, problem: DiskFull) -> None:
+        if not self._live:
+            self._waiting.append(problem)
+        elif problem.message not in self._said:
+            self._said.add(problem.message)
+            print(f"delegate: {problem.code}: {redact(problem.message)}", file=sys.stderr)
+
+    def go_on(self) -> None:
+        """The watch runs: say what was met while it started."""
+        self._live = True
+        for problem in self._waiting:
+            self.say(problem)
+        self._waiting.clear()
+
+
+class _LogFile(RotatingFileHandler):
+    """``watch.log``; a full disk loses log lines, never shows a traceback."""
+
+    def __init__(self, path: Path, full: _DiskFullLines) -> None:
+        with disk_full_as_error(path.parent, LOG_FILENAME):
+            super().__init__(path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS)
+        self._full = full
+        self._folder = str(path.parent)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        exc = sys.exc_info()[1]
+        if exc is not None and is_disk_full(exc):
+            self._full.say(DiskFull(self._folder, f"{LOG_FILENAME} not written"))
+            return
+        super().handleError(record)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):  # flushing into a full disk
+            super().close()
+
+
 @contextlib.contextmanager
-def _logging_to(path: Path) -> Iterator[None]:
-    handler = RotatingFileHandler(path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS)
+def _logging_to(path: Path) -> Iterator[_DiskFullLines]:
+    full = _DiskFullLines()
+    handler = _LogFile(path, full)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     previous = root.level
     root.addHandler(handler)
+    root.addHandler(full)
     root.setLevel(logging.INFO)
     try:
-        yield
+        yield full
     finally:
+        root.removeHandler(full)
         root.removeHandler(handler)
         root.setLevel(previous)
         handler.close()

@@ -329,10 +329,19 @@ class FirstPage:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
         fd = os.open(partial, flags, 0o600)
         try:
-            os.write(fd, body)
-        finally:
-            os.close(fd)
-        os.replace(partial, self.path)
+            try:
+                view = memoryview(body)
+                while view:  # a short write is not the whole page
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(partial, self.path)
+        except BaseException:
+            # A full disk (or anything else) leaves the kept page as it was, and no
+            # half-written partial file beside it.
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+            raise
 
     def forget(self) -> None:
         """Drop the kept page: the list a start shows is empty, or cannot be kept."""

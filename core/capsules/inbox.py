@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.atomic_files import is_disk_full
 from core.capsules.storage import CAPSULES_DIR, capsules_dir, read_capsule, resolve_capsule
 from core.documents.safe_files import ensure_folders, read_regular_text, replace_file
-from core.errors import DocumentInvalid, InboxEntryUnknown, InvalidRequest
+from core.errors import DiskFull, DocumentInvalid, InboxEntryUnknown, InvalidRequest
 
 INBOX_FILE = "remember-later.md"
 LOCK_FILE = ".remember-later.lock"
@@ -149,6 +150,8 @@ def _locked(repo: Path) -> Iterator[Path]:
     try:
         fd = os.open(folder / LOCK_FILE, flags, 0o644)
     except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFull(str(folder), f"cannot create {LOCK_FILE}") from None
         raise DocumentInvalid(f"cannot lock the inbox in {folder}: {exc.strerror}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

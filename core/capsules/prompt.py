@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.atomic_files import disk_full_as_error
 from core.capsules.inbox import EXPLORATORY, MINI_TARGET, InboxEntry, inbox_entries, inbox_path
 from core.capsules.model import (
     CEILING_SHARE,
@@ -94,7 +95,8 @@ def _write_stub(repo: Path, file: Path | None, skeleton: str, branch: str, now: 
     if file is None:
         return save_capsule(repo, skeleton, branch=branch, created=now)
     target = _inside(repo, file)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    with disk_full_as_error(target.parent):
+        target.parent.mkdir(parents=True, exist_ok=True)
     return write_new_file(target, skeleton)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from core.atomic_files import disk_full_as_error
 from core.documents.safe_files import (
     DELEGATE_DIR,
     ensure_folders,
@@ -96,8 +97,9 @@ def save_capsule(repo: Path, text: str, *, branch: str, created: datetime) -> Pa
     """Write a capsule atomically under its branch and creation time; its path.
 
     Never overwrites: a second capsule in the same second gets ``-2``. Raises
-    :class:`DocumentInvalid` when a folder on the way is not a real folder and
-    ``OSError`` when the disk refuses; nothing is left behind either way.
+    :class:`DocumentInvalid` when a folder on the way is not a real folder,
+    :class:`~core.errors.DiskFull` when the disk is full and ``OSError`` when it refuses otherwise;
+    nothing is left behind either way.
     """
     folder = _branch_folder_on_disk(repo, branch)
     return _link_new(folder, text, lambda attempt: capsule_name(created, attempt))
@@ -108,7 +110,8 @@ def write_new_file(path: Path, text: str) -> Path:
     real_folder(path.parent, _WHAT)
     temporary = write_temporary(path.parent, text.encode("utf-8"))
     try:
-        os.link(temporary, path)
+        with disk_full_as_error(path.parent):
+            os.link(temporary, path)
     except FileExistsError:
         raise DocumentInvalid(f"{path} already exists; delegate does not overwrite it") from None
     finally:
@@ -123,7 +126,8 @@ def _link_new(folder: Path, text: str, name_for: Callable[[int], str]) -> Path:
         for attempt in range(1, 1000):
             final = folder / name_for(attempt)
             try:
-                os.link(temporary, final)  # fails if the name is taken: no overwrite
+                with disk_full_as_error(folder):  # a new name may need a folder block
+                    os.link(temporary, final)  # fails if the name is taken: no overwrite
             except FileExistsError:
                 continue
             return final

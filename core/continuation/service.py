@@ -52,7 +52,13 @@ from core.documents.handoff_template import (
     validate_handoff,
 )
 from core.documents.write_folder import ELSEWHERE_DIR, WriteFolder, write_folder
-from core.errors import ContinuationFailed, DelegateError, DocumentInvalid, UnknownDocument
+from core.errors import (
+    ContinuationFailed,
+    DelegateError,
+    DiskFull,
+    DocumentInvalid,
+    UnknownDocument,
+)
 from core.events import HandoffFailed, HandoffSettled, HandoffWritten, SessionContinued
 from core.ids import CLAUDE_CODE
 from core.models import (
@@ -249,8 +255,9 @@ class Continuation:
         try:
             await asyncio.to_thread(place.ready)
             path = await asyncio.to_thread(write_handoff_file, repo, text, header.created)
-        except (OSError, DocumentInvalid) as exc:
-            reason = f"cannot write the hand-off under {repo}: {exc}"
+        except (OSError, DocumentInvalid, DiskFull) as exc:
+            shown = f"{exc.code}: {exc}" if isinstance(exc, DiskFull) else str(exc)
+            reason = f"cannot write the hand-off under {repo}: {shown}"
             await self._failed(session, "write", reason)
             # Edge case 1: the session keeps working, is asked again after its next
             # turn, and past the force level is sent nothing more.
@@ -462,7 +469,7 @@ class Continuation:
                 write_pending_note, repo, Path(document.path), command
             )
             note = str(written)
-        except (OSError, DocumentInvalid) as exc:
+        except (OSError, DocumentInvalid, DiskFull) as exc:
             log.warning("cannot write the pending note under %s: %s", repo, exc)
         await orch.store.documents.set_status(document.document_id, DocumentStatus.PENDING)
         if announce:

@@ -17,6 +17,7 @@ import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.atomic_files import disk_full_as_error
 from core.documents import safe_files
 from core.documents.safe_files import (
     confined_document,
@@ -53,8 +54,9 @@ def handoff_name(created: datetime, attempt: int = 1) -> str:
 def write_handoff_file(repo: Path, text: str, created: datetime) -> Path:
     """Write a hand-off document atomically; its path (a new name, never an overwrite).
 
-    Raises ``OSError`` when the disk refuses and :class:`DocumentInvalid` when
-    a folder on the way is not a real folder; nothing is left behind either way.
+    Raises :class:`~core.errors.DiskFull` when the disk is full, ``OSError`` when it refuses
+    otherwise and :class:`DocumentInvalid` when a folder on the way is not a real
+    folder; nothing is left behind either way.
     """
     folder = ensure_folders(repo, HANDOFFS_DIR)
     temporary = write_temporary(folder, text.encode("utf-8"))
@@ -62,7 +64,8 @@ def write_handoff_file(repo: Path, text: str, created: datetime) -> Path:
         for attempt in range(1, 1000):
             final = folder / handoff_name(created, attempt)
             try:
-                os.link(temporary, final)  # fails if the name is taken: no overwrite
+                with disk_full_as_error(folder):  # a new name may need a folder block
+                    os.link(temporary, final)  # fails if the name is taken: no overwrite
             except FileExistsError:
                 continue
             return final

@@ -3,19 +3,19 @@
 Shared by every kind of context document (hand-offs, capsules, the capsule inbox):
 every folder on the way must be a real folder (a symlink planted at ``.delegate``
 must not redirect a write), a file is written whole or not at all (a temporary
-file, synced, then linked or renamed under its final name), and only regular
+file, synced, then linked or renamed under its final name; a full disk is one
+typed ``disk_full`` error and leaves nothing behind), and only regular
 files of a bounded size are read.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
-import uuid
 from pathlib import Path
 
+from core import atomic_files
 from core.errors import DelegateError, DocumentInvalid, DocumentPathUnsafe
 
 DELEGATE_DIR = ".delegate"
@@ -25,7 +25,8 @@ _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 def real_folder(path: Path, what: str = "documents") -> None:
     """Create ``path`` (0755) unless it exists; refuse anything there but a folder."""
     try:
-        os.mkdir(path, 0o755)
+        with atomic_files.disk_full_as_error(path.parent):
+            os.mkdir(path, 0o755)
         return
     except FileExistsError:
         pass
@@ -45,36 +46,19 @@ def ensure_folders(repo: Path, *parts: str, what: str = "documents") -> Path:
 
 
 def write_temporary(folder: Path, data: bytes) -> Path:
-    """``data`` in a new temporary file of ``folder``, synced; its path."""
-    temporary = folder / f".delegate-{uuid.uuid4().hex}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NO_FOLLOW
-    fd = os.open(temporary, flags, 0o644)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    return temporary
+    """``data`` in a new temporary file of ``folder``, synced; its path.
+
+    A full disk raises :class:`~core.errors.DiskFull` and leaves nothing behind.
+    """
+    return Path(atomic_files.write_temporary(folder, data))
 
 
 def replace_file(folder: Path, name: str, text: str) -> Path:
-    """Write ``folder/name`` whole, replacing what was there (readers see old or new)."""
-    temporary = write_temporary(folder, text.encode("utf-8"))
-    final = folder / name
-    try:
-        os.replace(temporary, final)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    return final
+    """Write ``folder/name`` whole, replacing what was there (readers see old or new).
+
+    A full disk raises :class:`~core.errors.DiskFull`; the old file is kept then.
+    """
+    return atomic_files.replace_atomically(folder, name, text.encode("utf-8"))
 
 
 def read_capped(fd: int, max_bytes: int) -> bytes:

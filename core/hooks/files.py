@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from core.atomic_files import disk_full_as_error, replace_atomically
 from core.errors import HookSettingsUnusable
 
 MAX_SETTINGS_BYTES = 4 * 1024 * 1024
@@ -74,26 +75,26 @@ def read_settings_text(path: Path) -> str | None:
 
 def write_settings_text(path: Path, text: str) -> None:
     """Replace ``path`` (the file a link names, if it is one) with ``text``, atomically,
-    keeping its permissions (a new file is private to its owner)."""
+    keeping its permissions (a new file is private to its owner).
+
+    A full disk is :class:`~core.errors.DiskFull` naming the folder; the file is kept.
+    """
     target = Path(os.path.realpath(path))
     try:
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with disk_full_as_error(target.parent):
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
             mode = 0o600
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_atomically(
+            target.parent,
+            target.name,
+            text.encode("utf-8"),
+            mode=mode,
+            exact_mode=True,
+            prefix=f".{target.name}.",
+        )
     except OSError as exc:
         raise HookSettingsUnusable(f"{path} cannot be written: {exc.strerror}") from None
 
@@ -256,20 +257,26 @@ def _wait_for_writers(path: Path) -> None:
 def _write_temp(target: Path, text: str, mode: int) -> Path:
     """``text`` in a new file beside ``target`` (removed again if it cannot be written whole)."""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        with disk_full_as_error(target.parent):
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     except OSError as exc:
         raise HookSettingsUnusable(f"{target} cannot be written: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        with (
+            disk_full_as_error(target.parent),
+            os.fdopen(fd, "w", encoding="utf-8", newline="") as f,
+        ):
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-    except OSError as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise HookSettingsUnusable(f"{target} cannot be written: {exc.strerror}") from None
+        if isinstance(exc, OSError):
+            raise HookSettingsUnusable(f"{target} cannot be written: {exc.strerror}") from None
+        raise
     return Path(tmp)
 
 

@@ -66,7 +66,7 @@ from core.documents.handoff_template import (
     render_handoff,
     validate_handoff,
 )
-from core.errors import DelegateError, DocumentInvalid, InvalidRequest
+from core.errors import DelegateError, DiskFull, DocumentInvalid, InvalidRequest
 from core.events import HandoffFailed, HandoffWritten, SessionContinued
 from core.gitinfo import worktree_root
 from core.models import ContextDocument, ContextLevel, DocumentKind, DocumentStatus, Session
@@ -232,8 +232,9 @@ class ClaudeCodeHooks:
                 document = render_handoff(header, await self._with_facts(session, found))
                 try:
                     path = await self._keep(session, header, document)
-                except (OSError, DocumentInvalid) as exc:
-                    problems = [f"it cannot be written: {exc}"]
+                except (OSError, DocumentInvalid, DiskFull) as exc:
+                    shown = f"{exc.code}: {exc}" if isinstance(exc, DiskFull) else str(exc)
+                    problems = [f"it cannot be written: {shown}"]
                 else:
                     return {
                         "systemMessage": f"delegate: hand-off written to {path}. A new Claude"

@@ -6,7 +6,8 @@ at any level — ``.delegate``, the session, the group, ``handoffs`` or the file
 itself — is refused, never followed, even if it appears mid-walk. Only a regular
 file of bounded size is read (a FIFO or a device is never opened for reading);
 a file is written whole (a temporary file, synced, then renamed over the old one),
-so a reader sees the old file or the new one, never half of either.
+so a reader sees the old file or the new one, never half of either (a full disk is
+``disk_full``, the old file kept).
 """
 
 from __future__ import annotations
@@ -16,19 +17,19 @@ import errno
 import json
 import os
 import stat
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from core.atomic_files import is_disk_full, replace_atomically
 from core.documents.safe_files import (
     DELEGATE_DIR,
     ensure_folders,
     read_regular_text,
     replace_file,
 )
-from core.errors import DocumentInvalid, HandoffFileInvalid
+from core.errors import DiskFull, DocumentInvalid, HandoffFileInvalid
 from core.returns.model import AgentRole
 from core.returns.paths import ARTIFACTS_DIR, HANDOFFS_DIR, GroupPaths
 from core.returns.schemas import HandoffFile, validate_handoff
@@ -79,6 +80,8 @@ def _handoffs_folder(paths: GroupPaths, target: Path, *, create: bool) -> Iterat
             except FileNotFoundError:
                 raise HandoffFileInvalid(f"no hand-off file at {target}") from None
             except OSError as exc:
+                if is_disk_full(exc):
+                    raise DiskFull(str(here.parent)) from None
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise HandoffFileInvalid(_not_a_folder(here)) from None
                 raise HandoffFileInvalid(f"{here} cannot be opened: {exc.strerror}") from None
@@ -172,26 +175,6 @@ def handoff_text(data: object) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def _write_in(folder: int, name: str, data: bytes) -> None:
-    temporary = f".delegate-{uuid.uuid4().hex}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NO_FOLLOW
-    fd = os.open(temporary, flags, 0o644, dir_fd=folder)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        # A link or folder planted at the final name is replaced as a name, never followed.
-        os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=folder)
-        raise
-
-
 def write_handoff(paths: GroupPaths, role: AgentRole, data: object) -> Path:
     """Check ``data`` (a JSON value, or JSON text) as ``role``'s hand-off and write it whole.
 
@@ -214,7 +197,9 @@ def write_handoff(paths: GroupPaths, role: AgentRole, data: object) -> Path:
     if _DIR_FDS:
         with _handoffs_folder(paths, path, create=True) as folder:
             try:
-                _write_in(folder, path.name, text.encode("utf-8"))
+                # A link or folder planted at the final name is replaced as a name,
+                # never followed; a full disk is DiskFull, the old file kept.
+                replace_atomically(path.parent, path.name, text.encode("utf-8"), dir_fd=folder)
             except IsADirectoryError:
                 raise HandoffFileInvalid(f"{path} is a folder; remove it and write again") from None
             except OSError as exc:

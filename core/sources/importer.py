@@ -36,6 +36,7 @@ import aiosqlite
 import orjson
 
 from core import ids, process_identity
+from core.atomic_files import disk_full_as_error
 from core.config import ContextSettings
 from core.context.windows import window_for
 from core.models import WindowSource
@@ -455,7 +456,8 @@ async def import_lock(data_dir: Path) -> AsyncIterator[None]:
     except ImportError:  # pragma: no cover - not POSIX: imports are not serialised
         yield
         return
-    fd = os.open(data_dir / IMPORT_LOCK_FILENAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    with disk_full_as_error(data_dir, f"cannot create {IMPORT_LOCK_FILENAME}"):
+        fd = os.open(data_dir / IMPORT_LOCK_FILENAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         while True:
             try:

@@ -10,12 +10,15 @@
   inside another coroutine's open transaction.
 - Rows come back as :class:`aiosqlite.Row` and are read by column name.
 - Every SQLite failure except a constraint violation becomes a typed
-  :class:`~core.errors.StoreError` naming the file and what to do.
+  :class:`~core.errors.StoreError` naming the file and what to do; a full disk
+  is :class:`~core.errors.DiskFull` naming the folder (SQLite has then rolled
+  the transaction back itself: nothing was written).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Sequence
@@ -25,7 +28,8 @@ from typing import TypeVar
 
 import aiosqlite
 
-from core.errors import StoreError
+from core.atomic_files import is_disk_full, sqlite_disk_full
+from core.errors import DiskFull, StoreError
 from core.migrations import MIGRATIONS, SCHEMA_VERSION
 
 T = TypeVar("T")
@@ -74,6 +78,8 @@ class Database:
                 os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
             writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
         except OSError as exc:
+            if is_disk_full(exc):
+                raise DiskFull(str(path.parent), f"cannot create the store {path.name}") from None
             raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from exc
         opened: list[aiosqlite.Connection] = []
         try:
@@ -167,15 +173,28 @@ class Database:
                 yield writer
             except BaseException as exc:
                 if began.done() and not began.cancelled() and began.exception() is None:
-                    await _complete(writer.execute("ROLLBACK"))
+                    await _roll_back(writer)
                 if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
                     raise store_error(self.path, exc) from exc
                 raise
             try:
                 await _complete(writer.execute("COMMIT"))
             except sqlite3.Error as exc:
-                await _complete(writer.execute("ROLLBACK"))
+                await _roll_back(writer)
                 raise store_error(self.path, exc) from exc
+
+
+async def _roll_back(writer: aiosqlite.Connection) -> None:
+    """ROLLBACK what is still open; never hide the failure that asked for it.
+
+    After ``SQLITE_FULL`` (and some I/O errors) SQLite has rolled the transaction
+    back itself, so ROLLBACK answers "no transaction is active": the original error
+    is the one to report, and the connection is ready for the next transaction.
+    """
+    if not writer.in_transaction:
+        return
+    with contextlib.suppress(sqlite3.Error):
+        await _complete(writer.execute("ROLLBACK"))
 
 
 async def _complete(step: Awaitable[T]) -> T:
@@ -271,10 +290,12 @@ def id_chunks(ids: Sequence[str]) -> Iterator[tuple[list[str], str]]:
         yield chunk, ", ".join("?" * len(chunk))
 
 
-def store_error(path: Path, exc: sqlite3.Error) -> StoreError:
+def store_error(path: Path, exc: sqlite3.Error) -> StoreError | DiskFull:
     """A SQLite failure as one line a person can act on."""
     text = str(exc)
     lowered = text.lower()
+    if sqlite_disk_full(exc, path.parent):
+        return DiskFull(str(path.parent), f"the store {path.name} cannot grow")
     if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
         return StoreError(
             f"the store {path} is damaged ({text}): restore it from a backup, or move it "
@@ -295,8 +316,6 @@ def store_error(path: Path, exc: sqlite3.Error) -> StoreError:
             f"cannot open the store {path} ({text}): check that it and its folder exist "
             "and are readable"
         )
-    if "full" in lowered:
-        return StoreError(f"the store {path} cannot grow: the disk is full ({text})")
     return StoreError(f"the store {path} failed: {text}")
 
 

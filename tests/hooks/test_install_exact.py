@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import ids
-from core.errors import HookSettingsUnusable
+from core.errors import DiskFull, HookSettingsUnusable
 from core.hooks.install import (
     CLAUDE_EVENTS,
     install,
@@ -463,8 +463,9 @@ def test_a_full_disk_leaves_the_settings_whole_and_no_temporary_file(tmp_path: P
         path.write_text(text)
         with contextlib.suppress(OSError), (folder / "filler").open("wb") as filler:
             filler.write(b"x" * 1024 * 1024)  # fills it (the write stops at ENOSPC)
-        with pytest.raises(HookSettingsUnusable, match="cannot be written"):
+        with pytest.raises(DiskFull) as raised:
             install(ids.CLAUDE_CODE, path, tmp_path / "data")
+        assert raised.value.code == "disk_full" and str(folder) in str(raised.value)
         assert path.read_text() == text
         assert sorted(p.name for p in folder.iterdir()) == ["filler", "settings.json"]
     finally:
