@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import uuid
 from dataclasses import dataclass
@@ -69,6 +68,7 @@ from core.documents.handoff_template import (
 from core.errors import DelegateError, DocumentInvalid, InvalidRequest
 from core.events import HandoffFailed, HandoffWritten, SessionContinued
 from core.gitinfo import worktree_root
+from core.hooks.payload import parse_payload
 from core.models import ContextDocument, ContextLevel, DocumentKind, DocumentStatus, Session
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact
@@ -83,8 +83,6 @@ from core.supervisor.leader import new_holder
 
 log = logging.getLogger(__name__)
 
-MAX_PAYLOAD_BYTES = 1024 * 1024
-"""A hook's stdin larger than this is refused (Claude Code sends a few hundred bytes)."""
 WARNING_LEVELS = frozenset({ContextLevel.NOTIFY, ContextLevel.REMINDER})
 """Levels a person is told about (the hand-off level acts instead; at force it is done)."""
 NEW_WORK_SOURCES = frozenset({"startup", "clear"})
@@ -103,8 +101,11 @@ class ClaudeHookInput:
     source: str = ""
 
     @classmethod
-    def parse(cls, event: str, raw: str) -> ClaudeHookInput:
-        payload = _json_object(raw)
+    def parse(cls, event: str, raw: str | bytes) -> ClaudeHookInput:
+        return cls.from_payload(event, parse_payload(raw))
+
+    @classmethod
+    def from_payload(cls, event: str, payload: dict[str, Any]) -> ClaudeHookInput:
         session_id = payload.get("session_id")
         if not isinstance(session_id, str):
             raise InvalidRequest("the hook's input has no session_id")
@@ -122,24 +123,14 @@ class ClaudeHookInput:
         )
 
 
-def _json_object(raw: str) -> dict[str, Any]:
-    if len(raw.encode("utf-8", "replace")) > MAX_PAYLOAD_BYTES:
-        raise InvalidRequest("the hook's input is larger than 1 MiB")
-    try:
-        payload = json.loads(raw)
-    except ValueError:
-        raise InvalidRequest("the hook's input is not JSON") from None
-    if not isinstance(payload, dict):
-        raise InvalidRequest("the hook's input is not a JSON object")
-    return payload
-
-
 class ClaudeCodeHooks:
     """Answers Claude Code's hooks for one data folder.
 
     ``claude_dir``: Claude Code's folder (default ``$CLAUDE_CONFIG_DIR`` or
     ``~/.claude``). ``continuation``: builds a hand-off from facts when the
     agent's own is unusable (None: the next turn asks the agent again).
+    ``wait_for_import``: False for a hook on its budget (:mod:`core.hooks.entry`): when
+    another process holds the import lock, :class:`~core.errors.ImportBusy` at once.
     """
 
     def __init__(
@@ -149,15 +140,21 @@ class ClaudeCodeHooks:
         claude_dir: Path | None = None,
         continuation: HandOff | None = None,
         lease_s: float = HANDOFF_LEASE_S,
+        wait_for_import: bool = True,
     ) -> None:
         self.orchestrator = orchestrator
+        self.wait_for_import = wait_for_import
         self.claude_dir = claude_dir
         self.continuation = continuation
         self.lease_s = lease_s
 
     async def handle(self, event: str, raw: str) -> dict[str, Any] | None:
         """The hook's answer (printed as JSON), or None for none."""
-        hook = ClaudeHookInput.parse(event, raw)
+        return await self.answer(ClaudeHookInput.parse(event, raw))
+
+    async def answer(self, hook: ClaudeHookInput) -> dict[str, Any] | None:
+        """The answer to a checked hook input (printed as JSON), or None for none."""
+        event = hook.event
         if event == "Stop":
             return await self._on_stop(hook)
         if event == "SessionStart":
@@ -166,7 +163,10 @@ class ClaudeCodeHooks:
             from core.hooks.session_guard import refuse_prompt
 
             return await refuse_prompt(
-                self.orchestrator, hook.session_id, claude_dir=self.claude_dir
+                self.orchestrator,
+                hook.session_id,
+                claude_dir=self.claude_dir,
+                wait=self.wait_for_import,
             )
         return None  # an event delegate does not handle (a newer install): nothing to say
 
@@ -177,7 +177,9 @@ class ClaudeCodeHooks:
 
         orch = self.orchestrator
         sid = hook.session_id
-        await import_transcript(orch.store, ids.CLAUDE_CODE, sid, self.claude_dir)
+        await import_transcript(
+            orch.store, ids.CLAUDE_CODE, sid, self.claude_dir, wait=self.wait_for_import
+        )
         if hook.stop_hook_active and await self._asked(sid):
             return await self._take_reply(hook)
         await self._link_continuation(sid)
@@ -355,7 +357,10 @@ class ClaudeCodeHooks:
 
         if hook.source in GOING_ON_SOURCES:
             return await going_on_context(
-                self.orchestrator, hook.session_id, claude_dir=self.claude_dir
+                self.orchestrator,
+                hook.session_id,
+                claude_dir=self.claude_dir,
+                wait=self.wait_for_import,
             )
         if hook.source not in NEW_WORK_SOURCES or not hook.cwd:
             return None
@@ -412,23 +417,36 @@ def _project_root(cwd: str) -> Path:
     return worktree_root(folder) or folder
 
 
-async def on_codex_notify(
-    orchestrator: AgentOrchestrator,
-    raw: str,
-    *,
-    codex_dir: Path | None = None,
-    continuation: HandOff | None = None,
-) -> None:
-    """A Codex turn ended (``notify``): import its transcript, judge its context."""
-    from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
-    from core.supervisor.context_monitor import evaluate_context
-
-    payload = _json_object(raw)
+def codex_thread(payload: dict[str, Any]) -> str | None:
+    """The thread a Codex notification is about (checked), or None when it is not the
+    end of a turn (another notification: nothing to judge)."""
     if payload.get("type") != "agent-turn-complete":
-        return  # another notification: nothing to judge
+        return None
     thread_id = payload.get("thread-id")
     if not isinstance(thread_id, str):
         raise InvalidRequest("the notification has no thread-id")
     ids.validate_id(ids.CODEX, thread_id)
-    await import_transcript(orchestrator.store, ids.CODEX, thread_id, codex_dir)
+    return thread_id
+
+
+async def on_codex_notify(
+    orchestrator: AgentOrchestrator,
+    raw: str | bytes | dict[str, Any],
+    *,
+    codex_dir: Path | None = None,
+    continuation: HandOff | None = None,
+    wait: bool = True,
+) -> None:
+    """A Codex turn ended (``notify``): import its transcript, judge its context.
+
+    ``wait`` False: :class:`~core.errors.ImportBusy` when another import holds the lock.
+    """
+    from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+    from core.supervisor.context_monitor import evaluate_context
+
+    payload = raw if isinstance(raw, dict) else parse_payload(raw)
+    thread_id = codex_thread(payload)
+    if thread_id is None:
+        return
+    await import_transcript(orchestrator.store, ids.CODEX, thread_id, codex_dir, wait=wait)
     await evaluate_context(orchestrator, [thread_id], continuation=continuation)

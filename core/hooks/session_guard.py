@@ -34,14 +34,19 @@ GOING_ON_SOURCES = frozenset({"resume", "compact"})
 
 
 async def _session(
-    orchestrator: AgentOrchestrator, session_id: str, claude_dir: Path | None
+    orchestrator: AgentOrchestrator, session_id: str, claude_dir: Path | None, wait: bool
 ) -> Session | None:
-    """The session as its transcript says now (imported first), or None if unknown."""
+    """The session as its transcript says now (imported first), or None if unknown.
+
+    ``wait`` False: when another process is importing, what the store knows is used.
+    """
     from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
 
     try:
-        await import_transcript(orchestrator.store, ids.CLAUDE_CODE, session_id, claude_dir)
-    except DelegateError as exc:  # no transcript yet: what the store knows still holds
+        await import_transcript(
+            orchestrator.store, ids.CLAUDE_CODE, session_id, claude_dir, wait=wait
+        )
+    except DelegateError as exc:  # no transcript yet, or busy: what the store knows holds
         log.info("session %s not imported: %s", session_id, exc)
     try:
         return await orchestrator.get_session(session_id)
@@ -57,11 +62,15 @@ async def _own_handoff(orchestrator: AgentOrchestrator, session_id: str) -> Cont
 
 
 async def refuse_prompt(
-    orchestrator: AgentOrchestrator, session_id: str, *, claude_dir: Path | None = None
+    orchestrator: AgentOrchestrator,
+    session_id: str,
+    *,
+    claude_dir: Path | None = None,
+    wait: bool = True,
 ) -> dict[str, Any] | None:
     """``UserPromptSubmit``: the refusal of a prompt to a session past the force
     level, or None while it may be prompted."""
-    session = await _session(orchestrator, session_id, claude_dir)
+    session = await _session(orchestrator, session_id, claude_dir, wait)
     if session is None:
         return None
     refusal = await exhausted(orchestrator.store, orchestrator.settings, session)
@@ -96,11 +105,15 @@ async def refuse_prompt(
 
 
 async def going_on_context(
-    orchestrator: AgentOrchestrator, session_id: str, *, claude_dir: Path | None = None
+    orchestrator: AgentOrchestrator,
+    session_id: str,
+    *,
+    claude_dir: Path | None = None,
+    wait: bool = True,
 ) -> dict[str, Any] | None:
     """``SessionStart`` (``resume``, ``compact``): the hand-off added to the context of a
     session that goes on, or None when it has none."""
-    session = await _session(orchestrator, session_id, claude_dir)
+    session = await _session(orchestrator, session_id, claude_dir, wait)
     if session is None:
         return None
     own = await _own_handoff(orchestrator, session_id)
