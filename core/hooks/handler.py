@@ -15,8 +15,11 @@ Claude Code (stdin: one JSON object; stdout: the hook's JSON answer):
   supervisor from building one from facts meanwhile; a reply that is not a
   hand-off falls back to one built from facts when a continuation is given.
 - ``SessionStart`` (a new session): a pending hand-off of the project is
-  added to the new session's context, and marked consumed by it; at the new
-  session's first ``Stop`` the two sessions are linked (``continued_in``).
+  added to the new session's context (redacted), and marked consumed by it; at
+  the new session's first ``Stop`` the two sessions are linked (``continued_in``).
+  A hand-off edited on disk since delegate registered it (its digest differs) is
+  not given: the context says it changed and a ``handoff_changed`` event tells the
+  person to review it.
 
 ``SessionStart`` with ``resume`` or ``compact`` and ``UserPromptSubmit`` (a prompt
 refused past the force level) are :mod:`core.hooks.session_guard`'s.
@@ -52,11 +55,15 @@ from core.documents.handoff_facts import git_facts
 from core.documents.handoff_files import (
     clear_pending_note,
     handoffs_dir,
-    read_handoff_file,
     write_handoff_file,
     write_pending_note,
 )
-from core.documents.handoff_registry import previous_handoff, register_handoff
+from core.documents.handoff_registry import (
+    changed_notice,
+    previous_handoff,
+    read_registered,
+    register_handoff,
+)
 from core.documents.handoff_template import (
     HandoffHeader,
     extract_handoff,
@@ -65,7 +72,7 @@ from core.documents.handoff_template import (
     render_handoff,
     validate_handoff,
 )
-from core.errors import DelegateError, DocumentInvalid, InvalidRequest
+from core.errors import DelegateError, DocumentInvalid, HandoffChanged, InvalidRequest
 from core.events import HandoffFailed, HandoffWritten, SessionContinued
 from core.gitinfo import worktree_root
 from core.hooks.payload import parse_payload
@@ -369,17 +376,28 @@ class ClaudeCodeHooks:
         if waiting is None:
             return None
         document, text = waiting
+        if text is None:  # edited on disk since: named, never given
+            from core.hooks.session_guard import announce_changed
+
+            await announce_changed(self.orchestrator, document, hook.session_id)
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "SessionStart",
+                    "additionalContext": "delegate: " + changed_notice(document.path),
+                }
+            }
         docs = self.orchestrator.store.documents
         await docs.add_consumer(document.document_id, hook.session_id)
         await docs.set_status(document.document_id, DocumentStatus.CONSUMED)
         await asyncio.to_thread(clear_pending_note, repo)
-        context = "delegate: " + continuation_prompt(Path(document.path), text)
+        context = "delegate: " + continuation_prompt(Path(document.path), redact(text))
         return {
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
         }
 
-    async def _waiting_handoff(self, repo: Path) -> tuple[ContextDocument, str] | None:
-        """The newest pending hand-off of the project ``repo`` that is still on disk."""
+    async def _waiting_handoff(self, repo: Path) -> tuple[ContextDocument, str | None] | None:
+        """The newest pending hand-off of the project ``repo`` that is still on disk, and
+        its text (None: it no longer has the digest delegate registered)."""
         folder = handoffs_dir(repo)
         pending = await self.orchestrator.store.documents.find(
             DocumentKind.HANDOFF, status=DocumentStatus.PENDING
@@ -389,7 +407,9 @@ class ClaudeCodeHooks:
             if path.parent != folder:
                 continue
             try:
-                text = await asyncio.to_thread(read_handoff_file, path)
+                text = await asyncio.to_thread(read_registered, document)
+            except HandoffChanged:
+                return document, None
             except (OSError, DelegateError) as exc:
                 log.info("hand-off %s cannot be read: %s", path, exc)
                 continue
