@@ -40,7 +40,8 @@ db.execute("ROLLBACK")
 class World:
     """A project (a git repository), Claude Code's folder with one transcript, a data folder."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, extra_env: Mapping[str, str] | None = None) -> None:
+        self.extra_env = dict(extra_env or {})
         self.home = root
         self.repo = root / "project"
         self.repo.mkdir(parents=True)
@@ -59,9 +60,8 @@ class World:
         (self.transcript.parent / f"{sid}.jsonl").write_bytes(jsonl(lines))
 
     def env(self) -> dict[str, str]:
-        return cli_env(
-            self.home, {"CLAUDE_CONFIG_DIR": str(self.claude), "CODEX_HOME": str(self.codex)}
-        )
+        agents = {"CLAUDE_CONFIG_DIR": str(self.claude), "CODEX_HOME": str(self.codex)}
+        return cli_env(self.home, agents | self.extra_env)
 
     def hook(
         self,
@@ -147,10 +147,23 @@ def held_by_another(script: str, target: Path, env: Mapping[str, str]) -> Iterat
 
 def import_lock_held(world: World) -> contextlib.AbstractContextManager[None]:
     """Another delegate process importing: the data folder's import lock held."""
-    world.data.mkdir(parents=True, exist_ok=True)
-    return held_by_another(_HOLD_IMPORT_LOCK, world.data / "import.lock", world.env())
+    return hold_import_lock(world.data, _untagged(world))
+
+
+def hold_import_lock(
+    data_dir: Path, env: Mapping[str, str]
+) -> contextlib.AbstractContextManager[None]:
+    """A real process holding ``data_dir``'s import lock, as a running import does."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return held_by_another(_HOLD_IMPORT_LOCK, data_dir / "import.lock", env)
 
 
 def store_held(world: World) -> contextlib.AbstractContextManager[None]:
     """Another process writing the store: an exclusive transaction held open."""
-    return held_by_another(_HOLD_STORE, world.data / "delegate.sqlite3", world.env())
+    return held_by_another(_HOLD_STORE, world.data / "delegate.sqlite3", _untagged(world))
+
+
+def _untagged(world: World) -> dict[str, str]:
+    """The holder's environment: not the hook's extra variables (a trial's tag marks the
+    hook's processes only)."""
+    return {k: v for k, v in world.env().items() if k not in world.extra_env}

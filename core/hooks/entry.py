@@ -8,7 +8,8 @@ its own that the answer does not wait for past the budget, the import lock is ne
 waited for (another import holds it: the work is deferred), and on any problem --
 input refused, store busy or broken, disk full, an unknown event, the budget spent,
 a bug -- the answer is "go on" (exit 0 and nothing on stdout: Claude Code continues;
-Codex's ``notify`` exits 0), with the reason in the hook log
+Codex's ``notify`` exits 0; Codex does not wait for it, so its bound is
+:data:`NOTIFY_BUDGET_S`), with the reason in the hook log
 (:mod:`core.hooks.hook_log`) and, when work was left undone, the session queued for
 the supervisor (:mod:`core.supervisor.hook_queue`).
 """
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,10 +33,16 @@ from core.hooks.payload import parse_payload
 from core.supervisor.hook_queue import QueuedHook, defer
 
 HOOK_BUDGET_S = 1.0
-"""How long a hook call may take once delegate's code runs (the interpreter's own start
-comes before). Claude Code waits for its ``Stop`` hook before the person may type again:
-a turn must never feel slower by more than a moment, and a hook's usual work (one
-transcript's new lines, one threshold check) takes a tenth of it."""
+"""How long a Claude Code hook call may take once delegate's code runs (the interpreter's
+own start comes before). Claude Code waits for its hooks before the turn ends and the
+person may type again: a turn must never feel slower by more than a moment, and a hook's
+usual work (one transcript's new lines, one threshold check) takes a fifth of it."""
+NOTIFY_BUDGET_S = 20.0
+"""The bound on a Codex ``notify`` call: Codex starts it and goes on without waiting, so
+it may finish its work (a hand-off built from facts takes a few seconds on a busy
+machine); the bound only keeps a stuck call from lingering."""
+BUDGET_ENV = "DELEGATE_HOOK_BUDGET_S"
+"""Seconds that replace :data:`HOOK_BUDGET_S` (a slow machine), within 0.1 to 60."""
 CLAUDE_EVENTS = frozenset({"Stop", "SessionStart", "UserPromptSubmit"})
 """The Claude Code events delegate answers; others are let through and logged."""
 CODEX_EVENTS = frozenset({"notify"})
@@ -64,21 +72,37 @@ class _Call:
     done: threading.Event = field(default_factory=threading.Event)
 
 
+def hook_budget(agent: str, environ: Mapping[str, str] | None = None) -> float:
+    """The budget of a hook call of ``agent`` (``$DELEGATE_HOOK_BUDGET_S`` for Claude Code
+    when it is a number of seconds in range; an unusable value is ignored)."""
+    if agent == ids.CODEX:
+        return NOTIFY_BUDGET_S
+    raw = (os.environ if environ is None else environ).get(BUDGET_ENV, "")
+    try:
+        chosen = float(raw)
+    except ValueError:
+        return HOOK_BUDGET_S
+    return chosen if 0.1 <= chosen <= 60 else HOOK_BUDGET_S
+
+
 def answer_hook(
     data_dir: Path,
     agent: str,
     event: str,
     read_input: Callable[[], bytes],
     *,
-    budget_s: float = HOOK_BUDGET_S,
+    budget_s: float | None = None,
     claude_dir: Path | None = None,
     codex_dir: Path | None = None,
 ) -> HookAnswer:
     """Run one hook call; its answer within ``budget_s`` (plus a thread's start).
 
     ``read_input``: the event's JSON as bytes (stdin, or the argument Codex passed).
+    ``budget_s`` None: :func:`hook_budget`.
     """
     started = time.monotonic()
+    if budget_s is None:
+        budget_s = hook_budget(agent)
     call = _Call()
 
     def work() -> None:

@@ -53,7 +53,9 @@ class World:
             event,
             home=self.home,
             stdin=stdin,
-            env={"CLAUDE_CONFIG_DIR": str(self.claude)},
+            # What the hooks do, not how fast (test_hook_budget.py holds the budget): a
+            # loaded machine must not cut a hand-off short here.
+            env={"CLAUDE_CONFIG_DIR": str(self.claude), "DELEGATE_HOOK_BUDGET_S": "30"},
         )
 
     def stop(
