@@ -32,6 +32,7 @@ for entry in (ROOT, HERE.parent, HERE):  # run as a script: core, tests/support,
         sys.path.insert(0, str(entry))
 
 from reliability_support import Tally, set_deadline  # noqa: E402
+from trial_hooks_handlers import hook_handler_trials  # noqa: E402
 from trial_import import build_corpus, clean_import, import_signal_trials  # noqa: E402
 from trial_inputs import cli_inputs, importer_inputs, tool_inputs  # noqa: E402
 from trial_race import follow_up_races, import_races  # noqa: E402
@@ -97,6 +98,9 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
     def stores() -> Tally:
         return store_trials(work / "stores")
 
+    def hooks_handlers() -> Tally:
+        return hook_handler_trials(work / "hooks", _count(5, scale))
+
     return {
         "import-kill": import_kill,
         "import-signals": import_signals,
@@ -107,6 +111,7 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
         "inputs": inputs,
         "trees": trees,
         "stores": stores,
+        "hooks-handlers": hooks_handlers,
     }
 
 
