@@ -312,6 +312,25 @@ class HookSettingsUnusable(DelegateError):
     code = "hook_settings_unusable"
 
 
+class HookInputRefused(InvalidRequest):
+    """An agent's hook passed input delegate will not read (too large, not UTF-8, nested
+    too deep, not a JSON object); the hook lets the agent go on and logs why."""
+
+
+class ImportBusy(DelegateError):
+    """Another delegate process is importing (the import lock is held) and the caller
+    may not wait (a hook answers within its budget and leaves the import to later)."""
+
+    code = "import_busy"
+
+
+class HandoffChanged(DelegateError):
+    """A hand-off's file no longer has the digest delegate registered for it (edited on
+    disk): it is not given to an agent until a person reviews it."""
+
+    code = "handoff_changed"
+
+
 class RunnerUnavailable(DelegateError):
     """An agent's runner cannot start (missing binary, bad script, ...)."""
 

@@ -153,6 +153,18 @@ class HandoffFailed(_Event):
     reason: str
 
 
+class HandoffModified(_Event):
+    """A hand-off's file no longer has the digest delegate registered for it (edited on
+    disk): it was not given to the session it was meant for (``consumer``) and waits for
+    a person to review it. ``conversation_id``: the session that wrote it, else ``consumer``."""
+
+    kind: Literal["handoff_changed"] = "handoff_changed"
+    agent_id: str = ""
+    document_id: str
+    path: str
+    consumer: str = ""
+
+
 class SessionContinued(_Event):
     """Work moved on: ``conversation_id`` continues in ``successor_id`` from a hand-off."""
 
@@ -287,6 +299,7 @@ HistoryEvent = Annotated[
     | ChildClamped
     | HandoffWritten
     | HandoffFailed
+    | HandoffModified
     | SessionContinued
     | HandoffSettled
     | CheckpointMarked

@@ -29,6 +29,7 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HandoffFailed,
+    HandoffModified,
     HandoffSettled,
     HandoffWritten,
     HistoryEvent,
@@ -168,6 +169,16 @@ SAMPLES: list[tuple[HistoryEvent, str]] = [
             at=AT, conversation_id=CID, agent_id="echo", stage="spawn", reason="no such agent"
         ),
         "no such agent",
+    ),
+    (
+        HandoffModified(
+            at=AT,
+            conversation_id=CID,
+            document_id="doc-1",
+            path="/repo/.delegate/handoffs/handoff-2026-11-23-100000.md",
+            consumer=OTHER,
+        ),
+        "review it with `delegate handoff show /repo/.delegate/handoffs/handoff-2026-11-23",
     ),
     (
         HandoffSettled(

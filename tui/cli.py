@@ -834,6 +834,10 @@ def main(argv: Sequence[str] | None = None, *, first_page: FirstPage | None = No
 
 def _dispatch(args: argparse.Namespace, first_page: FirstPage | None = None) -> int:
     handler = getattr(args, "handler", None)
+    if args.command == "hook":  # an agent waits for it: its own budget, never an error
+        from tui.cli_hooks import run_hook
+
+        return run_hook(args)
     data_dir = resolve_data_dir(args.data_dir)
     if args.command == "mcp":
         from core.mcp_server import main as serve_mcp

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ def add_parser(subparsers: Any) -> None:
         "event", help="the hook event (SessionStart, UserPromptSubmit, Stop; notify for Codex)"
     )
     hook.add_argument("payload", nargs="?", help="the event's JSON (Codex); default: stdin")
-    hook.set_defaults(handler=cmd_hook)
+    hook.set_defaults(handler=None)
 
 
 def _data_dir(orch: AgentOrchestrator) -> Path:
@@ -110,16 +111,38 @@ async def cmd_hooks_status(orch: AgentOrchestrator, args: argparse.Namespace) ->
     return 0
 
 
-async def cmd_hook(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    from core.continuation.service import Continuation
-    from core.hooks.handler import ClaudeCodeHooks, on_codex_notify
+def run_hook(args: argparse.Namespace) -> int:
+    """``delegate hook AGENT EVENT``: answered within the hook budget, always exit 0.
 
-    raw = args.payload if args.payload is not None else await asyncio.to_thread(sys.stdin.read)
-    continuation = Continuation(orch)  # a hand-off from facts when the agent cannot write one
-    if args.agent == ids.CODEX:
-        await on_codex_notify(orch, raw, continuation=continuation)
+    Never opens the store before it has a thread and a deadline of its own
+    (:mod:`core.hooks.entry`); when the budget is spent the answer ("go on") is
+    printed and the process ends at once, leaving its unfinished work to the queue.
+    """
+    from core.data_folder import resolve_data_dir
+    from core.hooks.entry import answer_hook
+    from core.hooks.payload import read_bounded
+
+    try:
+        data_dir = resolve_data_dir(args.data_dir)
+    except Exception as exc:  # no data folder to log in: a line on stderr, the agent goes on
+        print(
+            f"delegate: hook: no data folder ({type(exc).__name__}); let through", file=sys.stderr
+        )
         return 0
-    answer = await ClaudeCodeHooks(orch, continuation=continuation).handle(args.event, raw)
-    if answer is not None:
-        print(json.dumps(answer))
-    return 0
+    payload: str | None = args.payload
+
+    def read_input() -> bytes:
+        if payload is not None:
+            return os.fsencode(payload)  # Codex's argument, its bytes as given
+        return read_bounded(sys.stdin.buffer)
+
+    answer = answer_hook(data_dir, args.agent, args.event, read_input)
+    try:
+        sys.stdout.write(answer.stdout)
+        sys.stdout.flush()
+    except OSError:  # the agent stopped reading: it goes on anyway
+        pass
+    if not answer.finished:
+        sys.stderr.flush()
+        os._exit(0)  # the work's thread may wait on a lock: the answer must not
+    return answer.exit_code

@@ -37,6 +37,7 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HandoffFailed,
+    HandoffModified,
     HandoffSettled,
     HandoffWritten,
     ReturnAccepted,
@@ -282,6 +283,8 @@ def _what(event: BusEvent) -> str:
             )
         case HandoffFailed():
             return f"hand-off of {_short(event.conversation_id)} failed ({event.stage})"
+        case HandoffModified():
+            return f"hand-off changed on disk, not injected (review it): {_path(event.path)}"
         case HandoffSettled():
             return handoff_outcome_line(event.outcome)
         case SessionContinued():

@@ -24,6 +24,7 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HandoffFailed,
+    HandoffModified,
     HandoffSettled,
     HandoffWritten,
     HistoryEvent,
@@ -74,6 +75,12 @@ def detail(event: HistoryEvent) -> str:
             return f"{event.producer} · {event.path}{waits}"
         case HandoffFailed():
             return f"{event.stage} · {event.reason}"
+        case HandoffModified():
+            return (
+                f"changed on disk since delegate wrote it: not given to"
+                f" {event.consumer or 'a new session'} · review it with"
+                f" `delegate handoff show {event.path}` · {event.path}"
+            )
         case SessionContinued():
             how = "from its hand-off" if event.document_id else "without a hand-off document"
             return f"continues in {event.successor_id} {how}"

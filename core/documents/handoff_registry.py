@@ -1,7 +1,10 @@
 """Hand-offs in the documents registry: registering one, finding its predecessor.
 
 The file is the document; the registry remembers its digest, the session that
-handed off, the document it follows (the chain) and who continued from it.
+handed off, the document it follows (the chain) and who continued from it. A
+hand-off is given to an agent only as delegate registered it: a file whose digest
+changed since (edited on disk: an instruction or a secret planted in it) is
+:class:`~core.errors.HandoffChanged` until a person reviews it.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ import asyncio
 import hashlib
 from pathlib import Path
 
+from core.documents.handoff_files import read_handoff_file
+from core.errors import HandoffChanged
 from core.models import ContextDocument, DocumentKind, DocumentStatus, Session
 from core.store import NewDocument, Store
 from core.tokens import count_tokens
@@ -19,6 +24,26 @@ SCAN_LIMIT = 500  # documents looked through for the one a session was started f
 
 def digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def changed_notice(path: str) -> str:
+    """What an agent (and a person) is told instead of a hand-off edited on disk."""
+    return (
+        f"the hand-off document {path} changed since delegate wrote it; not injected"
+        f" — review it with `delegate handoff show {path}`"
+    )
+
+
+def read_registered(document: ContextDocument) -> str:
+    """The hand-off's text, only while it still has the digest it was registered with.
+
+    Raises :class:`HandoffChanged` when it differs (or none was kept), and what
+    :func:`read_handoff_file` raises when it cannot be read.
+    """
+    text = read_handoff_file(Path(document.path))
+    if not document.digest or digest(text) != document.digest:
+        raise HandoffChanged(changed_notice(document.path))
+    return text
 
 
 async def register_handoff(

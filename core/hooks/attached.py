@@ -33,11 +33,14 @@ from typing import Any
 from core import ids
 from core.clock import to_us
 from core.continuation.service import continuation_prompt, repository_of
-from core.documents.handoff_files import clear_pending_note, read_handoff_file
-from core.errors import DelegateError
+from core.documents.handoff_files import clear_pending_note
+from core.documents.handoff_registry import read_registered
+from core.errors import DelegateError, HandoffChanged
 from core.events import HandoffWritten
+from core.hooks.session_guard import announce_changed
 from core.models import ContextDocument, DocumentKind, DocumentStatus
 from core.orchestrator import AgentOrchestrator
+from core.redact import redact
 from core.reopen import Attached, ReopenPlan, run_attached_keeping_words, survive_interrupts
 
 log = logging.getLogger(__name__)
@@ -294,7 +297,12 @@ async def _successor(
     be read, so there is nothing to start it from; it stays pending)."""
     path = Path(document.path)
     try:
-        text = await asyncio.to_thread(read_handoff_file, path)
+        text = redact(await asyncio.to_thread(read_registered, document))
+    except HandoffChanged as exc:  # edited on disk since it was written: a person reviews it
+        log.warning("%s", exc.message)
+        with contextlib.suppress(DelegateError):
+            await announce_changed(orchestrator, document, plan.conversation_id)
+        return None
     except (OSError, DelegateError) as exc:
         log.warning("hand-off %s cannot be read: %s", path, exc)
         return None

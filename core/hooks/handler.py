@@ -15,8 +15,11 @@ Claude Code (stdin: one JSON object; stdout: the hook's JSON answer):
   supervisor from building one from facts meanwhile; a reply that is not a
   hand-off falls back to one built from facts when a continuation is given.
 - ``SessionStart`` (a new session): a pending hand-off of the project is
-  added to the new session's context, and marked consumed by it; at the new
-  session's first ``Stop`` the two sessions are linked (``continued_in``).
+  added to the new session's context (redacted), and marked consumed by it; at
+  the new session's first ``Stop`` the two sessions are linked (``continued_in``).
+  A hand-off edited on disk since delegate registered it (its digest differs) is
+  not given: the context says it changed and a ``handoff_changed`` event tells the
+  person to review it.
 
 ``SessionStart`` with ``resume`` or ``compact`` and ``UserPromptSubmit`` (a prompt
 refused past the force level) are :mod:`core.hooks.session_guard`'s.
@@ -33,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import uuid
 from dataclasses import dataclass
@@ -53,11 +55,15 @@ from core.documents.handoff_facts import git_facts
 from core.documents.handoff_files import (
     clear_pending_note,
     handoffs_dir,
-    read_handoff_file,
     write_handoff_file,
     write_pending_note,
 )
-from core.documents.handoff_registry import previous_handoff, register_handoff
+from core.documents.handoff_registry import (
+    changed_notice,
+    previous_handoff,
+    read_registered,
+    register_handoff,
+)
 from core.documents.handoff_template import (
     HandoffHeader,
     extract_handoff,
@@ -66,9 +72,16 @@ from core.documents.handoff_template import (
     render_handoff,
     validate_handoff,
 )
-from core.errors import DelegateError, DiskFull, DocumentInvalid, InvalidRequest
+from core.errors import (
+    DelegateError,
+    DiskFull,
+    DocumentInvalid,
+    HandoffChanged,
+    InvalidRequest,
+)
 from core.events import HandoffFailed, HandoffWritten, SessionContinued
 from core.gitinfo import worktree_root
+from core.hooks.payload import parse_payload
 from core.models import ContextDocument, ContextLevel, DocumentKind, DocumentStatus, Session
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact
@@ -86,8 +99,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_PAYLOAD_BYTES = 1024 * 1024
-"""A hook's stdin larger than this is refused (Claude Code sends a few hundred bytes)."""
 WARNING_LEVELS = frozenset({ContextLevel.NOTIFY, ContextLevel.REMINDER})
 """Levels a person is told about (the hand-off level acts instead; at force it is done)."""
 NEW_WORK_SOURCES = frozenset({"startup", "clear"})
@@ -106,8 +117,11 @@ class ClaudeHookInput:
     source: str = ""
 
     @classmethod
-    def parse(cls, event: str, raw: str) -> ClaudeHookInput:
-        payload = _json_object(raw)
+    def parse(cls, event: str, raw: str | bytes) -> ClaudeHookInput:
+        return cls.from_payload(event, parse_payload(raw))
+
+    @classmethod
+    def from_payload(cls, event: str, payload: dict[str, Any]) -> ClaudeHookInput:
         session_id = payload.get("session_id")
         if not isinstance(session_id, str):
             raise InvalidRequest("the hook's input has no session_id")
@@ -125,24 +139,14 @@ class ClaudeHookInput:
         )
 
 
-def _json_object(raw: str) -> dict[str, Any]:
-    if len(raw.encode("utf-8", "replace")) > MAX_PAYLOAD_BYTES:
-        raise InvalidRequest("the hook's input is larger than 1 MiB")
-    try:
-        payload = json.loads(raw)
-    except ValueError:
-        raise InvalidRequest("the hook's input is not JSON") from None
-    if not isinstance(payload, dict):
-        raise InvalidRequest("the hook's input is not a JSON object")
-    return payload
-
-
 class ClaudeCodeHooks:
     """Answers Claude Code's hooks for one data folder.
 
     ``claude_dir``: Claude Code's folder (default ``$CLAUDE_CONFIG_DIR`` or
     ``~/.claude``). ``continuation``: builds a hand-off from facts when the
     agent's own is unusable (None: the next turn asks the agent again).
+    ``wait_for_import``: False for a hook on its budget (:mod:`core.hooks.entry`): when
+    another process holds the import lock, :class:`~core.errors.ImportBusy` at once.
     """
 
     def __init__(
@@ -152,15 +156,21 @@ class ClaudeCodeHooks:
         claude_dir: Path | None = None,
         continuation: HandOff | None = None,
         lease_s: float = HANDOFF_LEASE_S,
+        wait_for_import: bool = True,
     ) -> None:
         self.orchestrator = orchestrator
+        self.wait_for_import = wait_for_import
         self.claude_dir = claude_dir
         self.continuation = continuation
         self.lease_s = lease_s
 
     async def handle(self, event: str, raw: str) -> dict[str, Any] | None:
         """The hook's answer (printed as JSON), or None for none."""
-        hook = ClaudeHookInput.parse(event, raw)
+        return await self.answer(ClaudeHookInput.parse(event, raw))
+
+    async def answer(self, hook: ClaudeHookInput) -> dict[str, Any] | None:
+        """The answer to a checked hook input (printed as JSON), or None for none."""
+        event = hook.event
         if event == "Stop":
             return await self._on_stop(hook)
         if event == "SessionStart":
@@ -169,7 +179,10 @@ class ClaudeCodeHooks:
             from core.hooks.session_guard import refuse_prompt
 
             return await refuse_prompt(
-                self.orchestrator, hook.session_id, claude_dir=self.claude_dir
+                self.orchestrator,
+                hook.session_id,
+                claude_dir=self.claude_dir,
+                wait=self.wait_for_import,
             )
         return None  # an event delegate does not handle (a newer install): nothing to say
 
@@ -180,7 +193,9 @@ class ClaudeCodeHooks:
 
         orch = self.orchestrator
         sid = hook.session_id
-        await import_transcript(orch.store, ids.CLAUDE_CODE, sid, self.claude_dir)
+        await import_transcript(
+            orch.store, ids.CLAUDE_CODE, sid, self.claude_dir, wait=self.wait_for_import
+        )
         if hook.stop_hook_active and await self._asked(sid):
             return await self._take_reply(hook)
         await self._link_continuation(sid)
@@ -361,7 +376,10 @@ class ClaudeCodeHooks:
 
         if hook.source in GOING_ON_SOURCES:
             return await going_on_context(
-                self.orchestrator, hook.session_id, claude_dir=self.claude_dir
+                self.orchestrator,
+                hook.session_id,
+                claude_dir=self.claude_dir,
+                wait=self.wait_for_import,
             )
         if hook.source not in NEW_WORK_SOURCES or not hook.cwd:
             return None
@@ -370,17 +388,28 @@ class ClaudeCodeHooks:
         if waiting is None:
             return None
         document, text = waiting
+        if text is None:  # edited on disk since: named, never given
+            from core.hooks.session_guard import announce_changed
+
+            await announce_changed(self.orchestrator, document, hook.session_id)
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "SessionStart",
+                    "additionalContext": "delegate: " + changed_notice(document.path),
+                }
+            }
         docs = self.orchestrator.store.documents
         await docs.add_consumer(document.document_id, hook.session_id)
         await docs.set_status(document.document_id, DocumentStatus.CONSUMED)
         await asyncio.to_thread(clear_pending_note, repo)
-        context = "delegate: " + continuation_prompt(Path(document.path), text)
+        context = "delegate: " + continuation_prompt(Path(document.path), redact(text))
         return {
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
         }
 
-    async def _waiting_handoff(self, repo: Path) -> tuple[ContextDocument, str] | None:
-        """The newest pending hand-off of the project ``repo`` that is still on disk."""
+    async def _waiting_handoff(self, repo: Path) -> tuple[ContextDocument, str | None] | None:
+        """The newest pending hand-off of the project ``repo`` that is still on disk, and
+        its text (None: it no longer has the digest delegate registered)."""
         folder = handoffs_dir(repo)
         pending = await self.orchestrator.store.documents.find(
             DocumentKind.HANDOFF, status=DocumentStatus.PENDING
@@ -390,7 +419,9 @@ class ClaudeCodeHooks:
             if path.parent != folder:
                 continue
             try:
-                text = await asyncio.to_thread(read_handoff_file, path)
+                text = await asyncio.to_thread(read_registered, document)
+            except HandoffChanged:
+                return document, None
             except (OSError, DelegateError) as exc:
                 log.info("hand-off %s cannot be read: %s", path, exc)
                 continue
@@ -432,23 +463,36 @@ def _project_root(cwd: str) -> Path:
     return worktree_root(folder) or folder
 
 
-async def on_codex_notify(
-    orchestrator: AgentOrchestrator,
-    raw: str,
-    *,
-    codex_dir: Path | None = None,
-    continuation: HandOff | None = None,
-) -> None:
-    """A Codex turn ended (``notify``): import its transcript, judge its context."""
-    from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
-    from core.supervisor.context_monitor import evaluate_context
-
-    payload = _json_object(raw)
+def codex_thread(payload: dict[str, Any]) -> str | None:
+    """The thread a Codex notification is about (checked), or None when it is not the
+    end of a turn (another notification: nothing to judge)."""
     if payload.get("type") != "agent-turn-complete":
-        return  # another notification: nothing to judge
+        return None
     thread_id = payload.get("thread-id")
     if not isinstance(thread_id, str):
         raise InvalidRequest("the notification has no thread-id")
     ids.validate_id(ids.CODEX, thread_id)
-    await import_transcript(orchestrator.store, ids.CODEX, thread_id, codex_dir)
+    return thread_id
+
+
+async def on_codex_notify(
+    orchestrator: AgentOrchestrator,
+    raw: str | bytes | dict[str, Any],
+    *,
+    codex_dir: Path | None = None,
+    continuation: HandOff | None = None,
+    wait: bool = True,
+) -> None:
+    """A Codex turn ended (``notify``): import its transcript, judge its context.
+
+    ``wait`` False: :class:`~core.errors.ImportBusy` when another import holds the lock.
+    """
+    from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+    from core.supervisor.context_monitor import evaluate_context
+
+    payload = raw if isinstance(raw, dict) else parse_payload(raw)
+    thread_id = codex_thread(payload)
+    if thread_id is None:
+        return
+    await import_transcript(orchestrator.store, ids.CODEX, thread_id, codex_dir, wait=wait)
     await evaluate_context(orchestrator, [thread_id], continuation=continuation)

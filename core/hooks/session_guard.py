@@ -5,7 +5,8 @@ Two of delegate's Claude Code hooks, beside :mod:`core.hooks.handler`:
 - ``SessionStart`` with ``source`` ``resume`` or ``compact`` (the same session goes
   on, or its window was just compacted): the hand-off that matters to it is added
   to its context: the one it wrote itself (it handed off: say where the work
-  continues), else the one it was started from (a compaction dropped it).
+  continues), else the one it was started from (a compaction dropped it); only as
+  delegate registered it (an edited one is named, not given) and redacted.
 - ``UserPromptSubmit``: past the force level a prompt is refused (``decision``
   ``block``), the reason naming the session the work continues in, or the
   hand-off to continue from.
@@ -21,11 +22,12 @@ from typing import Any
 from core import ids
 from core.context.thresholds import effective_context, exhausted
 from core.continuation.service import continuation_prompt
-from core.documents.handoff_files import read_handoff_file
-from core.documents.handoff_registry import previous_handoff
-from core.errors import DelegateError
+from core.documents.handoff_registry import changed_notice, previous_handoff, read_registered
+from core.errors import DelegateError, HandoffChanged
+from core.events import HandoffModified
 from core.models import ContextDocument, DocumentKind, Session
 from core.orchestrator import AgentOrchestrator
+from core.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -34,19 +36,49 @@ GOING_ON_SOURCES = frozenset({"resume", "compact"})
 
 
 async def _session(
-    orchestrator: AgentOrchestrator, session_id: str, claude_dir: Path | None
+    orchestrator: AgentOrchestrator, session_id: str, claude_dir: Path | None, wait: bool
 ) -> Session | None:
-    """The session as its transcript says now (imported first), or None if unknown."""
+    """The session as its transcript says now (imported first), or None if unknown.
+
+    ``wait`` False: when another process is importing, what the store knows is used.
+    """
     from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
 
     try:
-        await import_transcript(orchestrator.store, ids.CLAUDE_CODE, session_id, claude_dir)
-    except DelegateError as exc:  # no transcript yet: what the store knows still holds
+        await import_transcript(
+            orchestrator.store, ids.CLAUDE_CODE, session_id, claude_dir, wait=wait
+        )
+    except DelegateError as exc:  # no transcript yet, or busy: what the store knows holds
         log.info("session %s not imported: %s", session_id, exc)
     try:
         return await orchestrator.get_session(session_id)
     except DelegateError:
         return None
+
+
+async def announce_changed(
+    orchestrator: AgentOrchestrator, document: ContextDocument, consumer: str
+) -> None:
+    """Tell the person (history, the panel, ``watch``) that ``document`` was edited on
+    disk and so not given to ``consumer``."""
+    await orchestrator.emit(
+        HandoffModified(
+            at=orchestrator.clock(),
+            conversation_id=document.source_session or consumer,
+            document_id=document.document_id,
+            path=document.path,
+            consumer=consumer,
+        )
+    )
+
+
+def _context(text: str) -> dict[str, Any]:
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": "delegate: " + text,
+        }
+    }
 
 
 async def _own_handoff(orchestrator: AgentOrchestrator, session_id: str) -> ContextDocument | None:
@@ -57,11 +89,15 @@ async def _own_handoff(orchestrator: AgentOrchestrator, session_id: str) -> Cont
 
 
 async def refuse_prompt(
-    orchestrator: AgentOrchestrator, session_id: str, *, claude_dir: Path | None = None
+    orchestrator: AgentOrchestrator,
+    session_id: str,
+    *,
+    claude_dir: Path | None = None,
+    wait: bool = True,
 ) -> dict[str, Any] | None:
     """``UserPromptSubmit``: the refusal of a prompt to a session past the force
     level, or None while it may be prompted."""
-    session = await _session(orchestrator, session_id, claude_dir)
+    session = await _session(orchestrator, session_id, claude_dir, wait)
     if session is None:
         return None
     refusal = await exhausted(orchestrator.store, orchestrator.settings, session)
@@ -96,11 +132,15 @@ async def refuse_prompt(
 
 
 async def going_on_context(
-    orchestrator: AgentOrchestrator, session_id: str, *, claude_dir: Path | None = None
+    orchestrator: AgentOrchestrator,
+    session_id: str,
+    *,
+    claude_dir: Path | None = None,
+    wait: bool = True,
 ) -> dict[str, Any] | None:
     """``SessionStart`` (``resume``, ``compact``): the hand-off added to the context of a
     session that goes on, or None when it has none."""
-    session = await _session(orchestrator, session_id, claude_dir)
+    session = await _session(orchestrator, session_id, claude_dir, wait)
     if session is None:
         return None
     own = await _own_handoff(orchestrator, session_id)
@@ -109,7 +149,10 @@ async def going_on_context(
         return None
     path = Path(document.path)
     try:
-        text = await asyncio.to_thread(read_handoff_file, path)
+        text = redact(await asyncio.to_thread(read_registered, document))
+    except HandoffChanged:
+        await announce_changed(orchestrator, document, session_id)
+        return _context(changed_notice(document.path))
     except (OSError, DelegateError) as exc:
         log.info("hand-off %s cannot be read: %s", path, exc)
         return None
@@ -129,9 +172,4 @@ async def going_on_context(
             "This session has handed off (its context window was filling up): its"
             f" hand-off document is at {path}, and {where}. The document follows.\n\n{text}"
         )
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "SessionStart",
-            "additionalContext": "delegate: " + context,
-        }
-    }
+    return _context(context)

@@ -39,6 +39,7 @@ from core import ids, process_identity
 from core.atomic_files import disk_full_as_error
 from core.config import ContextSettings
 from core.context.windows import window_for
+from core.errors import ImportBusy
 from core.models import WindowSource
 from core.search.indexing import TranscriptIndexer, TranscriptTexts
 from core.sources import claude
@@ -444,12 +445,13 @@ def _plan(files: Iterable[discovery.FoundFile], rows: dict[str, SourceFileRow]) 
 
 
 @contextlib.asynccontextmanager
-async def import_lock(data_dir: Path) -> AsyncIterator[None]:
+async def import_lock(data_dir: Path, *, wait: bool = True) -> AsyncIterator[None]:
     """One import at a time per data folder, across tasks, threads and processes.
 
     An exclusive ``flock`` on a lock file in the data folder: a lock belongs to
     an open file, so two imports of one process exclude each other as two
     processes do. Taken by polling (never a blocking call a cancel cannot reach).
+    ``wait=False``: :class:`ImportBusy` at once when another holds it (a hook).
     """
     try:
         import fcntl
@@ -464,6 +466,11 @@ async def import_lock(data_dir: Path) -> AsyncIterator[None]:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                if not wait:
+                    raise ImportBusy(
+                        "another delegate process is importing transcripts (the import"
+                        " lock is held); this import is left to it"
+                    ) from None
                 await asyncio.sleep(LOCK_POLL_S)
         yield
     finally:
@@ -557,14 +564,16 @@ async def import_transcript(
     root: Path | None = None,
     *,
     windows: ContextSettings | None = None,
+    wait: bool = True,
 ) -> bool:
     """Index one conversation's transcript (incrementally), not the whole tree.
 
     The file is the one the index already knows for the session, else the one
     the agent's layout names under ``root`` (default: the agent's usual
     folder). False when there is none yet (a CLI that failed before writing).
+    ``wait=False``: :class:`ImportBusy` when another import holds the lock.
     """
-    async with import_lock(store.path.parent):
+    async with import_lock(store.path.parent, wait=wait):
         known = await store.imports.transcript_for(conversation_id)
         path = known[0] if known is not None else None
         if path is None or not os.path.isfile(path):

@@ -30,6 +30,7 @@ from core.store import ChangeSet, Store
 from core.store.history import this_process
 from core.supervisor.capsule_drift import CapsuleDrift
 from core.supervisor.context_monitor import ContextMonitor
+from core.supervisor.hook_queue import HookQueue
 from core.supervisor.leader import Leadership
 from core.supervisor.monitors import Draining, Monitor, StaleRuns
 from core.supervisor.returns_retention import ReturnsRetention
@@ -77,10 +78,17 @@ class Supervisor:
     ) -> None:
         self.orchestrator = orchestrator
         self.store: Store = orchestrator.store
+        self._store_watch = StoreWatcher(self.store, self._on_changes, poll_s=store_poll_s)
         self.monitors: list[Monitor] = (
             list(monitors)
             if monitors is not None
-            else [StaleRuns(), ContextMonitor(), CapsuleDrift(), ReturnsRetention()]
+            else [
+                StaleRuns(),
+                ContextMonitor(),
+                CapsuleDrift(),
+                ReturnsRetention(),
+                HookQueue(claude_dir, codex_dir, on_imported=self._store_watch.poke),
+            ]
         )
         self._tick_s = tick_s
         # Leases are judged across processes: real clocks, never a front end's test clock
@@ -88,7 +96,6 @@ class Supervisor:
         self._leadership = Leadership(
             self.store, ttl_s=lease_ttl_s, clock=clock, mono_clock=mono_clock
         )
-        self._store_watch = StoreWatcher(self.store, self._on_changes, poll_s=store_poll_s)
         self._transcripts: TranscriptWatcher | None = None
         if watch_transcripts:
             self._transcripts = TranscriptWatcher(

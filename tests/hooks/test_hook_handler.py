@@ -53,7 +53,9 @@ class World:
             event,
             home=self.home,
             stdin=stdin,
-            env={"CLAUDE_CONFIG_DIR": str(self.claude)},
+            # What the hooks do, not how fast (test_hook_budget.py holds the budget): a
+            # loaded machine must not cut a hand-off short here.
+            env={"CLAUDE_CONFIG_DIR": str(self.claude), "DELEGATE_HOOK_BUDGET_S": "30"},
         )
 
     def stop(
@@ -179,11 +181,11 @@ async def test_a_resumed_session_is_reminded_of_its_own_handoff_and_leaves_it_wa
         ('{"session_id": "../../etc/passwd", "cwd": "/"}', "invalid_id"),
     ],
 )
-def test_bad_input_is_a_typed_error_that_never_blocks_the_agent(
+def test_bad_input_never_blocks_the_agent_and_is_logged(
     world: World, stdin: str, code: str
 ) -> None:
     done = world.hook("Stop", stdin)
-    assert done.returncode == 1  # Claude Code shows it and goes on (2 would block)
-    assert code in done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.returncode == 0  # Claude Code goes on (2 would block; 1 shows an error)
     assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    assert code in (world.data / "hooks.log").read_text()

@@ -34,6 +34,7 @@ for entry in (ROOT, HERE.parent, HERE):  # run as a script: core, tests/support,
 from reliability_support import Tally, set_deadline  # noqa: E402
 from trial_clocks import clock_trials  # noqa: E402
 from trial_full_disk import full_disk_trials  # noqa: E402
+from trial_hooks_handlers import hook_handler_trials  # noqa: E402
 from trial_hooks_install import hooks_install_trials  # noqa: E402
 from trial_import import build_corpus, clean_import, import_signal_trials  # noqa: E402
 from trial_inputs import cli_inputs, importer_inputs, tool_inputs  # noqa: E402
@@ -110,6 +111,9 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
     def full_disk() -> Tally:
         return full_disk_trials(work / "full-disk")
 
+    def hooks_handlers() -> Tally:
+        return hook_handler_trials(work / "hooks", _count(5, scale))
+
     return {
         "import-kill": import_kill,
         "import-signals": import_signals,
@@ -126,6 +130,7 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
         "steering": steering,
         "clocks": clocks,
         "full-disk": full_disk,
+        "hooks-handlers": hooks_handlers,
     }
 
 

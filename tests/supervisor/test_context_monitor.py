@@ -30,6 +30,7 @@ from core.supervisor import (
     Supervisor,
 )
 from core.supervisor.context_monitor import evaluate_context
+from core.supervisor.hook_queue import HookQueue
 
 
 @pytest.fixture(autouse=True)
@@ -227,6 +228,7 @@ async def test_the_supervisor_runs_the_monitor_by_default_and_announces_another_
             ContextMonitor,
             CapsuleDrift,
             ReturnsRetention,
+            HookQueue,
         ]
         with recording(orch.bus) as seen:
             async with supervisor:

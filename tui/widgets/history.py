@@ -28,6 +28,7 @@ from core.events import (
     FollowUpCompleted,
     FollowUpStarted,
     HandoffFailed,
+    HandoffModified,
     HandoffSettled,
     HandoffWritten,
     HistoryEvent,
@@ -349,6 +350,21 @@ class HandoffFailedCell(HistoryCell):
         return text
 
 
+class HandoffModifiedCell(HistoryCell):
+    """A hand-off edited on disk since delegate wrote it: not given to an agent."""
+
+    title = "⚠ hand-off changed"
+    css_class = "-failed"
+
+    def detail(self) -> Text:
+        e = self.event
+        assert isinstance(e, HandoffModified)
+        text = Text(f"{_file_name(e.path)} · ")
+        text.append("edited since delegate wrote it: not injected", "bold yellow")
+        text.append(" · review it: delegate handoff show")
+        return text
+
+
 class SessionContinuedCell(HistoryCell):
     """Work moved on to a new session; ``enter`` opens that one."""
 
@@ -630,6 +646,7 @@ def cell_for(event: HistoryEvent, clock: Clock) -> HistoryCell:
         "child_clamped": ChildClampedCell,
         "handoff_written": HandoffWrittenCell,
         "handoff_failed": HandoffFailedCell,
+        "handoff_changed": HandoffModifiedCell,
         "session_continued": SessionContinuedCell,
         "handoff_settled": HandoffSettledCell,
         "checkpoint_marked": CheckpointCell,
