@@ -1,0 +1,151 @@
+"""The one secret rule set: every planted kind masked in every context, nothing real touched.
+
+Redaction (:func:`core.redact.redact`) and the capsule lint
+(:func:`core.capsules.secrets.secret_problems`) judge by the same rules
+(:mod:`core.secret_rules`), so each planted secret must be both masked and flagged;
+and the real Claude Code and Codex transcripts under ``tests/fixtures/realdata``
+hold no secret, so redaction must leave every string of them as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from secrets_corpus import KINDS, Plant, planted, survivors
+
+from core.capsules.secrets import redact_capsule, secret_problems
+from core.redact import REDACTED, find_secrets, redact
+from core.secret_rules import KINDS as RULE_KINDS
+
+REALDATA = Path(__file__).resolve().parent / "fixtures" / "realdata"
+CASES = [(plant, context, text) for plant, context, text in planted()]
+
+
+def test_the_corpus_covers_at_least_sixty_kinds() -> None:
+    assert len(KINDS) >= 60, len(KINDS)
+    assert len(CASES) >= 600
+
+
+@pytest.mark.parametrize(
+    ("plant", "context", "text"),
+    CASES,
+    ids=[f"{plant.kind}-{context}" for plant, context, _ in CASES],
+)
+def test_every_planted_secret_is_masked_and_flagged(plant: Plant, context: str, text: str) -> None:
+    masked = redact(text)
+    assert survivors(plant, masked) == [], masked
+    assert REDACTED in masked
+    assert find_secrets(text), "found by redact's rules"
+    assert secret_problems(text), "flagged by the capsule lint"
+    assert survivors(plant, redact_capsule(text)) == []
+    assert redact(masked) == masked  # idempotent
+    assert secret_problems(masked) == []
+
+
+# The issue's planted secrets that redaction let through (and the lint, for five).
+ISSUE_27 = {
+    "pgp_private_key_block": (
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF8x2ZkBCADZ0qH5mJ3vYx\n"
+        "=Ab12\n-----END PGP PRIVATE KEY BLOCK-----",
+        "lQOYBF8x2ZkBCADZ0qH5mJ3vYx",
+    ),
+    "bare_aws_secret": (
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    "bare_jwt": (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ),
+    "jwt_in_cookie": (
+        "Cookie: jwt=eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjoiYWRtaW4ifQ.c2lnbmF0dXJlMTIzNDU2Nzg5",
+        "c2lnbmF0dXJlMTIzNDU2Nzg5",
+    ),
+    "stripe_live": ("charge with sk_live_51H8aBcDeFgHiJkLmNoPqRsTu", "51H8aBcDeFgHiJkLmNoPqRsTu"),
+    "slack_webhook": (
+        "curl -X POST https://hooks.slack.com/services/T0123ABCD/B0456EFGH/aBcDeFgHiJkLmNoPqRsTuVwX",
+        "aBcDeFgHiJkLmNoPqRsTuVwX",
+    ),
+    "telegram_in_url": (
+        "https://api.telegram.org/bot1234567890:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw4/getMe",
+        "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw4",
+    ),
+    "npm_token": (
+        "//registry.npmjs.org/ npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "a1B2c3D4e5F6g7",
+    ),
+    "huggingface_token": (
+        "model pulled with hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh",
+        "AbCdEfGhIjKlMn",
+    ),
+    "sendgrid_key": (
+        "SG.aBcDeFgHiJkLmNoPqRsTuV.wXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVwXyZ012",
+        "wXyZ0123456789aBcDeFg",
+    ),
+    "azure_connection_string": (
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=Zm9vYmFyYmF6cXV4"
+        "MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6QUJDREVGR0hJSktMTU5PUFFS==;"
+        "EndpointSuffix=core.windows.net",
+        "Zm9vYmFyYmF6cXV4MTIz",
+    ),
+    "bare_hmac_hex": (
+        "7f3a9c2e4b8d1f6a0e5c3b9d2a7f4e1c8b6d0a3f5e2c9b7d4a1f8e6c3b0d5a2f",
+        "7f3a9c2e4b8d1f6a0e5c3b9d",
+    ),
+    "password_in_prose": ("ok so the password is hunter2 for the staging box", "hunter2"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_27))
+def test_the_secrets_issue_27_planted_are_masked_and_flagged(name: str) -> None:
+    text, secret = ISSUE_27[name]
+    assert secret not in redact(text)
+    assert secret_problems(text), name
+    assert secret not in redact_capsule(text)
+
+
+def test_every_rule_kind_has_a_description_and_a_planted_example() -> None:
+    found: set[str] = set()
+    for _plant, _context, text in CASES:
+        found.update(f.kind for f in find_secrets(text))
+    assert found <= set(RULE_KINDS)
+    unexercised = set(RULE_KINDS) - found
+    assert not unexercised, f"kinds no plant exercises: {sorted(unexercised)}"
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def realdata_texts() -> list[tuple[str, str]]:
+    """``(file, text)`` for every string of every line of every real transcript."""
+    texts = []
+    for path in sorted(REALDATA.rglob("*.jsonl")):
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            texts.extend((path.name, text) for text in _strings(line))
+    return texts
+
+
+def test_real_transcripts_have_no_false_positives() -> None:
+    texts = realdata_texts()
+    assert len(texts) > 50_000
+    changed = [(name, text[:200]) for name, text in texts if redact(text) != text]
+    assert changed == []
+    flagged = [(name, text[:200]) for name, text in texts if secret_problems(text)]
+    assert flagged == []
