@@ -517,8 +517,6 @@ _NOT_A_KEY = re.compile(
 # a package's content hash) and a secret in its query is a ``key=value`` the
 # context rules find.
 _URL_PATH = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{0,20}://[^\s?#\"'<>()\[\]]+")
-# A part of a path or an identifier that is a word: ``src``, ``Users``, ``HTTP``, ``V3``.
-_WORDLIKE = re.compile(r"(?:[A-Z]+(?![a-z])|[A-Z]?[a-z]{2,}|[A-Z][a-z]?|\d+)+")
 _HEX = frozenset("0123456789abcdefABCDEF")
 # What names a hex run a digest rather than a key, just before it.
 _DIGEST_WORDS = (
@@ -583,10 +581,13 @@ def _aws_secret(token: str) -> bool:
 
 
 def _path_like(token: str) -> bool:
-    """``Users/me/Projects2``, ``tmpTdpm3M/lib/python3``: most parts are words."""
-    parts = [p for p in re.split(r"[/+]", token) if p]
-    wordlike = sum(1 for p in parts if _WORDLIKE.fullmatch(p))
-    return wordlike * 2 >= len(parts)
+    """``Users/me/Projects2``, ``tmpTdpm3M/lib/python3``: most parts are words (a
+    ``+`` is base64's, never a path's)."""
+    if "+" in token:
+        return False
+    parts = [p for p in token.split("/") if len(p) >= 3]
+    words = sum(1 for p in parts if p.isdigit() or _wordy(p) * 2 >= len(p))
+    return bool(parts) and words * 2 >= len(parts)
 
 
 def _hex_secret(text: str, start: int, token: str) -> bool:
@@ -684,6 +685,9 @@ _MULTILINE = tuple(w for shape in SHAPES if shape.multiline for w in shape.needs
 # ``-----begin``) are scanned for in the lower-cased text.
 _RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+/_-")
 _RUN = re.compile(r"[A-Za-z0-9+/_-]{20,}")
+_UUID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+).fullmatch
 _IN_RUN = sorted(
     {
         w
@@ -692,36 +696,34 @@ _IN_RUN = sorted(
         for w in shape.needs
         if set(w) <= _RUN_CHARS and len(w) >= 3
     }
-    - {"sk-"}  # ``sk-ant-`` keys may be shorter than a run: scanned for below
+    - {"sk-"}  # ``sk-ant-`` keys may be shorter than a run
 )
 _RUN_LITERAL = re.compile(_literal_trie(_IN_RUN))
-# ``:a`` (a Telegram token's colon) is too common to scan for: the token after it
-# is a long random run, which the run scan finds.
-_SCAN = re.compile(_literal_trie(sorted(set(_LITERALS) - set(_IN_RUN) - {":a"})))
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-
-
-_HAS_DIGIT = re.compile(r"[0-9]").search
+# ``://`` is in every URL; only one with a user (``://user:pass@``, ``://TOKEN@``)
+# may hold a URL rule's secret, and ``sig=``-style parameters are scanned for.
+_SCAN = re.compile(_literal_trie(sorted(set(_LITERALS) - set(_IN_RUN) - {":a", "://"})))
+_USERINFO = re.compile(r"://[^\s/@?#]{1,400}@")
 _HAS_UPPER = re.compile(r"[A-Z]").search
 _HAS_LOWER = re.compile(r"[a-z]").search
 _ALL_HEX = re.compile(r"[0-9a-fA-F]+").fullmatch
 
 
+_HAS_DIGIT = re.compile(r"[0-9]").search
+
+
 def _worth_a_look(run: str) -> bool:
-    """Whether a long run of key characters may be (or hold) a secret: it starts
-    with a shape's literal, or it is 64 hex digits, or it mixes digits and both
-    cases (what every bare-token rule and literal-less shape asks) and is no id."""
+    """Whether a long run of key characters may be or hold a secret: it has a shape's
+    literal, or it is 64 hex digits, or it mixes digits and both cases (what every
+    bare-token rule and literal-less shape asks) and is not an id (a UUID, an agent's)."""
+    if not _HAS_DIGIT(run):
+        return _RUN_LITERAL.search(run.lower()) is not None
+    if _NOT_A_KEY.match(run) or _UUID(run):
+        return False
     if _RUN_LITERAL.search(run.lower()):
         return True
     if _ALL_HEX(run):
         return len(run) == 64 or run.startswith("SK")  # else a commit id or a digest
-    return bool(
-        _HAS_DIGIT(run)
-        and _HAS_UPPER(run)
-        and _HAS_LOWER(run)
-        and not _NOT_A_KEY.match(run)
-        and not _UUID.fullmatch(run)
-    )
+    return bool(_HAS_UPPER(run) and _HAS_LOWER(run))
 
 
 def _fold(text: str) -> str:
@@ -737,8 +739,9 @@ def hit_positions(text: str) -> tuple[list[int], bool]:
     spans lines (a key block: the text must be judged whole). No position: no secret."""
     folded = _fold(text)
     found = [m.start() for m in _SCAN.finditer(folded)]
-    if _RUN.search(text):
-        found.extend(m.start() for m in _RUN.finditer(text) if _worth_a_look(m.group()))
+    if "://" in text:
+        found.extend(m.start() for m in _USERINFO.finditer(text))
+    found.extend(m.start() for m in _RUN.finditer(text) if _worth_a_look(m.group()))
     if not found:
         return found, False
     found.sort()

@@ -40,6 +40,7 @@ from trial_import import build_corpus, clean_import, import_signal_trials  # noq
 from trial_inputs import cli_inputs, importer_inputs, tool_inputs  # noqa: E402
 from trial_race import follow_up_races, import_races  # noqa: E402
 from trial_run import run_signal_trials  # noqa: E402
+from trial_secrets import secret_trials  # noqa: E402
 from trial_steering import steering_trials  # noqa: E402
 from trial_store import store_trials  # noqa: E402
 from trial_trees import tree_trials  # noqa: E402
@@ -114,6 +115,9 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
     def hooks_handlers() -> Tally:
         return hook_handler_trials(work / "hooks", _count(5, scale))
 
+    def secrets() -> Tally:
+        return secret_trials(work / "secrets")
+
     return {
         "import-kill": import_kill,
         "import-signals": import_signals,
@@ -131,6 +135,7 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
         "clocks": clocks,
         "full-disk": full_disk,
         "hooks-handlers": hooks_handlers,
+        "secrets": secrets,
     }
 
 
