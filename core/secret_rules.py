@@ -331,7 +331,10 @@ _NOT_A_VALUE = re.compile(
 _PROSE = re.compile(
     r"(?i)\b(?:password|passphrase|passwd|passcode|pass ?word|pwd|secret|"
     r"(?:api|access|secret|private|auth)[ _-]?(?:key|token)|token)s?"
-    r"[ \t]+(?:is|was|would be|will be|is set to|set to|became|->)[ \t]+(?:now[ \t]+|still[ \t]+)?"
+    # "the password for the admin panel is ...": a few words may come between.
+    r"(?:[ \t]+(?:for|of|on|to|in)\b[^\n.;:!?]{1,60}?)?"
+    r"[ \t]+(?:is|was|would be|will be|is set to|set to|became|->)[ \t]*:?[ \t]+"
+    r"(?:now[ \t]+|still[ \t]+)?"
     r"([\"'`\u201c]?)([^\s\"'`\u201d]{4,200})"
 )
 _TRAILING = ".,;:!?)]}"

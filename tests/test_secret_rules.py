@@ -100,10 +100,43 @@ ISSUE_27 = {
     "password_in_prose": ("ok so the password is hunter2 for the staging box", "hunter2"),
 }
 
+# More shapes of the same secrets, as people and tools write them.
+SHAPES_SEEN = {
+    "password_is_colon": ("My password is: Sup3rS3cret!", "Sup3rS3cret"),
+    "password_for_something": (
+        "The password for the admin panel is tiger-lily-42",
+        "tiger-lily-42",
+    ),
+    "password_quoted": ('the password was "letmein123"', "letmein123"),
+    "service_bus_key": (
+        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;"
+        "SharedAccessKey=Xy7kP9mQ2rT5vW8zA1bC4dE6fG0hJ3kL5nM8pR1sT4u=",
+        "Xy7kP9mQ2rT5",
+    ),
+    "azure_in_json": (
+        '{"AZURE_STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=https;AccountName=x;'
+        "AccountKey=q1W2e3R4t5Y6u7I8o9P0aSdFgHjKlZxCvBnM1234567890abcdefghijklmnopqrst==;"
+        'EndpointSuffix=core.windows.net"}',
+        "q1W2e3R4t5Y6",
+    ),
+    "upper_hex_key": (
+        "signing with 3B9F0C2D8E7A6F5B4C3D2E1F0A9B8C7D6E5F4A3B2C1D0E9F8A7B6C5D4E3F2A1B",
+        "3B9F0C2D8E7A",
+    ),
+    "npmrc_auth_token": (
+        "//registry.npmjs.org/:_authToken=npm_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2",
+        "Ab1Cd2Ef3Gh4",
+    ),
+    "cookie_header_in_curl": (
+        "curl -H 'Cookie: session_id=9f8e7d6c5b4a39281706f5e4d3c2b1a0' https://x.test",
+        "9f8e7d6c5b4a",
+    ),
+}
 
-@pytest.mark.parametrize("name", sorted(ISSUE_27))
+
+@pytest.mark.parametrize("name", sorted(ISSUE_27) + sorted(SHAPES_SEEN))
 def test_the_secrets_issue_27_planted_are_masked_and_flagged(name: str) -> None:
-    text, secret = ISSUE_27[name]
+    text, secret = ISSUE_27.get(name) or SHAPES_SEEN[name]
     assert secret not in redact(text)
     assert secret_problems(text), name
     assert secret not in redact_capsule(text)
