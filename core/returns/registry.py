@@ -23,6 +23,7 @@ from core.clock import to_us
 from core.documents.handoff_registry import digest
 from core.errors import HandoffFileInvalid, ReturnGroupUnknown
 from core.models import ContextDocument, DocumentKind, DocumentStatus
+from core.redact import redact
 from core.returns.files import LoadedHandoff, load_handoff
 from core.returns.model import (
     END,
@@ -103,7 +104,8 @@ async def record_return(
             group_id=paths.group,
             role=role,
             status=parsed.answer.status,
-            summary=parsed.answer.summary,
+            # The lines come from the agent: a key it echoed is not kept.
+            summary=tuple(redact(line) for line in parsed.answer.summary),
             created_us=to_us(now),
             run_id=run_id,
             conversation_id=conversation_id,
@@ -113,7 +115,7 @@ async def record_return(
             handoff_path=str(path) if loaded is not None or await _there(path) else None,
             next_role=str(next_role) if parsed.valid and next_role is not None else None,
             rule=parsed.rule.value if parsed.rule is not None else None,
-            reason=parsed.reason,
+            reason=redact(parsed.reason) if parsed.reason else parsed.reason,
             tokens=parsed.tokens,
         )
     )

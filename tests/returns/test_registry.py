@@ -295,3 +295,21 @@ async def test_a_file_registered_by_hand_is_one_row_and_still_fresh_for_the_run(
     assert step.document_id not in (None, first.document_id)
     with pytest.raises(HandoffFileInvalid):
         await register_handoff(store, paths=paths, role=QA, now=WHEN)
+
+
+async def test_a_secret_in_a_return_summary_is_not_stored(store: Store, repo: Path) -> None:
+    # A role's three summary lines come from the agent: a key it echoed must not reach
+    # the store (issue 27, "Secrets in shapes the rules miss").
+    paths = GroupPaths(repo, "crp-sec", "AUTH")
+    write_handoff(paths, DEV, handoff(DEV, "READY_FOR_QA"))
+    key = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    lines = ("Wired billing", f"used STRIPE_KEY={key} from the vault", "the password is hunter2")
+    parsed = ParsedReturn(CompactReturn("READY_FOR_QA", lines), 60)
+    step = await record(store, paths, DEV, parsed, QA)
+    [stored] = await store.returns.for_session("crp-sec", "AUTH")
+    for recorded in (step, stored):
+        text = "\n".join(recorded.summary)  # type: ignore[attr-defined]
+        assert key not in text
+        assert "hunter2" not in text
+        assert "[REDACTED]" in text
+        assert "Wired billing" in text
