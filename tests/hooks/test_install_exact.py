@@ -465,7 +465,8 @@ def test_a_full_disk_leaves_the_settings_whole_and_no_temporary_file(tmp_path: P
             filler.write(b"x" * 1024 * 1024)  # fills it (the write stops at ENOSPC)
         with pytest.raises(DiskFull) as raised:
             install(ids.CLAUDE_CODE, path, tmp_path / "data")
-        assert raised.value.code == "disk_full" and str(folder) in str(raised.value)
+        assert raised.value.code == "disk_full"
+        assert str(folder) in str(raised.value)
         assert path.read_text() == text
         assert sorted(p.name for p in folder.iterdir()) == ["filler", "settings.json"]
     finally:
