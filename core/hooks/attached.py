@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from core import ids
-from core.clock import to_us
 from core.continuation.service import continuation_prompt, repository_of
 from core.documents.handoff_files import clear_pending_note
 from core.documents.handoff_registry import read_registered
@@ -221,9 +220,11 @@ class _Attached:
 
     async def hold(self) -> None:
         """Take or renew it (for :data:`ATTACHED_LEASE_US`; renewed at every poll)."""
-        store, now = self.orchestrator.store, to_us(self.orchestrator.clock())
+        store, clocks = self.orchestrator.store, self.orchestrator.clocks
         with contextlib.suppress(DelegateError):  # a busy store: renewed next time
-            await store.leases.acquire(self.name, self.holder, now, ATTACHED_LEASE_US)
+            await store.leases.acquire(
+                self.name, self.holder, clocks.wall_us(), ATTACHED_LEASE_US, clocks.mono_stamp()
+            )
 
     async def release(self) -> None:
         with contextlib.suppress(DelegateError):  # it expires by itself

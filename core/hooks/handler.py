@@ -218,15 +218,16 @@ class ClaudeCodeHooks:
         """Take the session's hand-off lease until the agent's reply (False: another
         process is handing it off)."""
         name, holder = self._lease(sid)
-        now = to_us(self.orchestrator.clock())
+        clocks = self.orchestrator.clocks
         return await self.orchestrator.store.leases.acquire(
-            name, holder, now, int(self.lease_s * 1_000_000)
+            name, holder, clocks.wall_us(), int(self.lease_s * 1_000_000), clocks.mono_stamp()
         )
 
     async def _asked(self, sid: str) -> bool:
         name, holder = self._lease(sid)
-        now = to_us(self.orchestrator.clock())
-        return await self.orchestrator.store.leases.holder(name, now) == holder
+        clocks = self.orchestrator.clocks
+        now, mono = clocks.wall_us(), clocks.mono_stamp()
+        return await self.orchestrator.store.leases.holder(name, now, mono) == holder
 
     async def _release(self, sid: str) -> None:
         name, holder = self._lease(sid)
