@@ -27,6 +27,8 @@ import aiosqlite
 
 from core.errors import StoreError
 from core.migrations import MIGRATIONS, SCHEMA_VERSION
+from core.store.backup import restore_lock
+from core.store.file_guard import FileGuard, skip_checkpoint_on_close
 
 T = TypeVar("T")
 Params = Iterable[object]
@@ -51,6 +53,8 @@ class Database:
         self._writer = writer
         self._reader = reader
         self._lock = asyncio.Lock()
+        # Whether the file is still the one opened (not replaced or removed under it).
+        self.guard = FileGuard(path)
 
     @property
     def read_only(self) -> bool:
@@ -66,6 +70,13 @@ class Database:
         read-only. A file that is damaged, or from a newer delegate, raises
         :class:`StoreError` and is left exactly as it was.
         """
+        # A restore under way (``delegate store restore``) finishes before anyone opens.
+        with restore_lock(path, exclusive=False):
+            return await cls._open(path)
+
+    @classmethod
+    async def _open(cls, path: Path) -> Database:
+        FileGuard(path).before_open()
         create = not path.exists()
         try:
             if create:
@@ -105,9 +116,15 @@ class Database:
             if isinstance(exc, sqlite3.Error):
                 raise store_error(path, exc) from exc
             raise
+        database.guard.record()
         return database
 
     async def close(self) -> None:
+        if self.guard.lost is not None:
+            # Closing copies the log into the file: not into one that replaced ours.
+            for conn in (self._writer, self._reader):
+                if conn is not None:
+                    skip_checkpoint_on_close(conn._conn)
         if self._writer is not None:
             await self._writer.close()
         await self._reader.close()
@@ -164,6 +181,7 @@ class Database:
             began = asyncio.ensure_future(writer.execute("BEGIN IMMEDIATE"))
             try:
                 await _complete(began)
+                self.guard.check()
                 yield writer
             except BaseException as exc:
                 if began.done() and not began.cancelled() and began.exception() is None:
@@ -176,6 +194,7 @@ class Database:
             except sqlite3.Error as exc:
                 await _complete(writer.execute("ROLLBACK"))
                 raise store_error(self.path, exc) from exc
+            self.guard.record()
 
 
 async def _complete(step: Awaitable[T]) -> T:
@@ -277,8 +296,9 @@ def store_error(path: Path, exc: sqlite3.Error) -> StoreError:
     lowered = text.lower()
     if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
         return StoreError(
-            f"the store {path} is damaged ({text}): restore it from a backup, or move it "
-            f"aside (mv {path} {path}.damaged) and delegate starts a fresh one"
+            f"the store {path} is damaged ({text}): restore a backup with `delegate store "
+            f"restore BACKUP`, or move it aside (mv {path} {path}.damaged) and delegate "
+            "starts a fresh one"
         )
     if "readonly" in lowered or "read-only" in lowered:
         return StoreError(
