@@ -38,6 +38,7 @@ import orjson
 from core import ids, process_identity
 from core.config import ContextSettings
 from core.context.windows import window_for
+from core.errors import StoreBusy
 from core.models import WindowSource
 from core.search.indexing import TranscriptIndexer, TranscriptTexts
 from core.sources import claude
@@ -69,6 +70,8 @@ LIST_BATCH_FILES = 512
 SKIPS_IN_REPORT = 200
 IMPORT_LOCK_FILENAME = "import.lock"
 LOCK_POLL_S = 0.05
+IMPORT_LOCK_WAIT_S = 300.0
+"""How long an import waits for another to finish (then ``store_busy``, naming it)."""
 CODEX_DATE_DEPTH = 3  # sessions/<year>/<month>/<day>
 
 ProgressCallback = Callable[[ImportProgress], None]
@@ -443,26 +446,41 @@ def _plan(files: Iterable[discovery.FoundFile], rows: dict[str, SourceFileRow]) 
 
 
 @contextlib.asynccontextmanager
-async def import_lock(data_dir: Path) -> AsyncIterator[None]:
+async def import_lock(data_dir: Path, wait_s: float | None = None) -> AsyncIterator[None]:
     """One import at a time per data folder, across tasks, threads and processes.
 
     An exclusive ``flock`` on a lock file in the data folder: a lock belongs to
     an open file, so two imports of one process exclude each other as two
-    processes do. Taken by polling (never a blocking call a cancel cannot reach).
+    processes do. Taken by polling (never a blocking call a cancel cannot reach),
+    for at most ``wait_s`` (default :data:`IMPORT_LOCK_WAIT_S`): then
+    :class:`~core.errors.StoreBusy` naming the holder (its pid is in the file).
     """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: imports are not serialised
         yield
         return
-    fd = os.open(data_dir / IMPORT_LOCK_FILENAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    lock = data_dir / IMPORT_LOCK_FILENAME
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
+        waited = IMPORT_LOCK_WAIT_S if wait_s is None else wait_s
+        deadline = time.monotonic() + waited
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                    raise StoreBusy(
+                        f"another import (process {holder or 'unknown'}) held the import "
+                        f"lock {lock} for {waited:.0f} s; "
+                        "try again when it has finished"
+                    ) from None
                 await asyncio.sleep(LOCK_POLL_S)
+        with contextlib.suppress(OSError):  # who holds it, for the next one's message
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -161,15 +161,18 @@ def _temp_beside(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
-def _write_file_copy(source: sqlite3.Connection, target: Path, wait_s: float) -> None:
-    """``source`` into a new self-contained file at ``target`` (no ``-wal`` needed)."""
+def _write_file_copy(
+    source: sqlite3.Connection, target: Path, wait_s: float, *, journal: str = "DELETE"
+) -> None:
+    """``source`` into a new file at ``target``: self-contained (``DELETE``: no ``-wal``
+    needed) for a backup, in ``WAL`` mode for a store."""
     temp = _temp_beside(target)
     temp.unlink(missing_ok=True)
     os.close(os.open(temp, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
     try:
         with contextlib.closing(_connect(temp, read_only=False)) as out:
             _copy(source, out, target, wait_s)
-            out.execute("PRAGMA journal_mode = DELETE")
+            out.execute(f"PRAGMA journal_mode = {journal}")
             checked = [str(r[0]) for r in out.execute("PRAGMA integrity_check")]
             if checked != ["ok"]:
                 raise StoreError(f"the copy for {target} did not check out: {checked[:3]}")
@@ -228,7 +231,7 @@ def _restore_locked(path: Path, backup: sqlite3.Connection, wait_s: float) -> st
             _copy(backup, store, path, wait_s)
         return "into the open store"
     # Nobody holds it: the backup takes the file's place; a log of the old file goes aside.
-    _write_file_copy(backup, _restored_name(path), wait_s)
+    _write_file_copy(backup, _restored_name(path), wait_s, journal="WAL")
     move_log_aside(path, "before-restore")
     os.replace(_restored_name(path), path)
     forget_seen(path)

@@ -25,7 +25,7 @@ from typing import TypeVar
 
 import aiosqlite
 
-from core.errors import StoreError
+from core.errors import StoreBusy, StoreError
 from core.migrations import MIGRATIONS, SCHEMA_VERSION
 from core.store.backup import restore_lock
 from core.store.file_guard import FileGuard, skip_checkpoint_on_close
@@ -34,6 +34,8 @@ T = TypeVar("T")
 Params = Iterable[object]
 
 BUSY_TIMEOUT_MS = 10_000
+WRITER_WAIT_S = 60.0
+"""How long a transaction waits for the other transactions of its own process."""
 
 
 class Database:
@@ -177,7 +179,15 @@ class Database:
                 f"{self.path} is read-only: make it writable (chmod u+w) or use another "
                 "--data-dir; reading commands work as they are"
             )
-        async with self._lock:
+        try:
+            async with asyncio.timeout(WRITER_WAIT_S):
+                await self._lock.acquire()
+        except TimeoutError:
+            raise StoreBusy(
+                f"the store {self.path} is busy: this process's other writes held it for "
+                f"{WRITER_WAIT_S:.0f} s; try again"
+            ) from None
+        try:
             began = asyncio.ensure_future(writer.execute("BEGIN IMMEDIATE"))
             try:
                 await _complete(began)
@@ -195,6 +205,8 @@ class Database:
                 await _complete(writer.execute("ROLLBACK"))
                 raise store_error(self.path, exc) from exc
             self.guard.record()
+        finally:
+            self._lock.release()
 
 
 async def _complete(step: Awaitable[T]) -> T:
@@ -306,7 +318,7 @@ def store_error(path: Path, exc: sqlite3.Error) -> StoreError:
             "another --data-dir; reading commands work as they are"
         )
     if "locked" in lowered or "busy" in lowered:
-        return StoreError(
+        return StoreBusy(
             f"the store {path} is busy: another delegate process held its lock for "
             f"{BUSY_TIMEOUT_MS // 1000} s ({text}); try again"
         )

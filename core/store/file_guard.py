@@ -271,6 +271,14 @@ class FileGuard:
         if self.lost is not None:
             raise self.lost
 
+    def probe(self) -> StoreReplaced | StoreRemoved | None:
+        """What :meth:`check` would raise, without a write: for a long-lived process's tick."""
+        try:
+            self.check()
+        except (StoreReplaced, StoreRemoved) as exc:
+            return exc
+        return None
+
 
 def _log_in_use(path: Path) -> bool:
     """Whether a ``-wal`` with frames in it sits beside the file."""
