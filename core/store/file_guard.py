@@ -252,8 +252,10 @@ class FileGuard:
         """Remember the file as it is after this process's open or commit."""
         if self.lost is not None:
             return
-        self._seen = look(self.path, judging=False)
-        write_seen(self.path, self._seen)
+        now = look(self.path, judging=False)
+        if now != self._seen:  # most commits only grow the log: the file is as it was
+            write_seen(self.path, now)
+        self._seen = now
 
     def check(self) -> None:
         """Raise (and keep raising) once the file was replaced or removed."""

@@ -38,6 +38,7 @@ from trial_race import follow_up_races, import_races  # noqa: E402
 from trial_run import run_signal_trials  # noqa: E402
 from trial_store import store_trials  # noqa: E402
 from trial_trees import tree_trials  # noqa: E402
+from trial_writers import writers_trials  # noqa: E402
 
 FULL_COPIES = 300  # the benchmark corpus: 13 real sessions x 300 = 3,900 files
 RACE_COPIES = 8
@@ -97,6 +98,9 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
     def stores() -> Tally:
         return store_trials(work / "stores")
 
+    def writers() -> Tally:
+        return writers_trials(work / "writers", _count(182, scale), _count(18, scale))
+
     return {
         "import-kill": import_kill,
         "import-signals": import_signals,
@@ -107,6 +111,7 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
         "inputs": inputs,
         "trees": trees,
         "stores": stores,
+        "writers": writers,
     }
 
 
