@@ -167,9 +167,15 @@ def replaced(seen: FileState, now: FileState) -> bool:
 
 
 def read_seen(path: Path) -> tuple[FileState | None, bool]:
-    """The last remembered state and whether a replacement was found."""
+    """The last remembered state and whether a replacement was found.
+
+    Only for this very path: a data folder copied elsewhere (with its ``-wal``)
+    is another store, not a replaced one.
+    """
     try:
         data = json.loads(seen_path(path).read_text(encoding="utf-8"))
+        if data.get("path") != os.fspath(path.absolute()):
+            return None, False
         state = data.get("state")
         checkpoint = state.get("checkpoint") if state else None
         if state is not None:
@@ -183,7 +189,11 @@ def write_seen(path: Path, state: FileState | None, *, replaced: bool = False) -
     """Remember ``state`` (best effort: a full disk only loses the hint)."""
     target = seen_path(path)
     temp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    payload = {"state": asdict(state) if state else None, "replaced": replaced}
+    payload = {
+        "path": os.fspath(path.absolute()),
+        "state": asdict(state) if state else None,
+        "replaced": replaced,
+    }
     with contextlib.suppress(OSError):
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -127,3 +127,22 @@ async def test_writes_of_other_processes_and_checkpoints_are_not_a_replacement(
     reopened = await Store.open(path)
     await reopened.close()
     assert _integrity(path) == "ok"
+
+
+async def test_a_data_folder_copied_elsewhere_with_its_log_is_another_store(
+    tmp_path: Path,
+) -> None:
+    """Not a replacement: the copy is at another path (its log came with it)."""
+    path = tmp_path / "one" / "delegate.sqlite3"
+    holder = await Store.open(path)
+    try:
+        await _insert(holder, 0, 40)  # frames in the log
+        shutil.copytree(path.parent, tmp_path / "two")
+    finally:
+        await holder.close()
+    copy = await Store.open(tmp_path / "two" / "delegate.sqlite3")
+    try:
+        await _insert(copy, 100, 2)
+    finally:
+        await copy.close()
+    assert _integrity(tmp_path / "two" / "delegate.sqlite3") == "ok"
