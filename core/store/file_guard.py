@@ -27,7 +27,6 @@ file exists.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import sqlite3
@@ -349,6 +348,7 @@ def skip_checkpoint_on_close(conn: sqlite3.Connection) -> bool:
         return True
     try:
         import _sqlite3
+        import ctypes  # only here: a replaced store is rare, and ctypes costs a start
 
         lib = ctypes.CDLL(_sqlite3.__file__)
         db_config = lib.sqlite3_db_config
