@@ -277,8 +277,12 @@ class FileGuard:
         if now is None:
             self.lost = removed_error(self.path)
         elif replaced(seen, now):
-            self.lost = replaced_error(self.path)
-            write_seen(self.path, seen, replaced=True)
+            if _opened_since(self.path, now):
+                # Removed, and a fresh store made since by a process that judged it.
+                self.lost = removed_error(self.path)
+            else:
+                self.lost = replaced_error(self.path)
+                write_seen(self.path, seen, replaced=True)
         if self.lost is not None:
             raise self.lost
 
@@ -289,6 +293,15 @@ class FileGuard:
         except (StoreReplaced, StoreRemoved) as exc:
             return exc
         return None
+
+
+def _opened_since(path: Path, now: FileState) -> bool:
+    """Whether another delegate process opened the file now at ``path`` (and judged it
+    then): what it saw is this very file, unchanged since but for checkpoints."""
+    shared, found = read_seen(path)
+    if shared is None or found:
+        return False
+    return (shared.dev, shared.ino) == (now.dev, now.ino) and not replaced(shared, now)
 
 
 def _log_in_use(path: Path) -> bool:

@@ -146,3 +146,27 @@ async def test_a_data_folder_copied_elsewhere_with_its_log_is_another_store(
     finally:
         await copy.close()
     assert _integrity(tmp_path / "two" / "delegate.sqlite3") == "ok"
+
+
+async def test_a_fresh_store_made_after_a_removal_is_not_taken_for_a_replacement(
+    tmp_path: Path,
+) -> None:
+    """The holder notices only once another process has made the fresh store."""
+    path = tmp_path / "delegate.sqlite3"
+    holder = await Store.open(path)
+    try:
+        await _insert(holder, 0, 40)
+        path.unlink()
+        fresh = await Store.open(path)  # the next start, before the holder writes again
+        await _insert(fresh, 200, 3)
+        await fresh.close()
+        with pytest.raises(StoreRemoved):
+            await _insert(holder, 40, 5)
+    finally:
+        await holder.close()
+    again = await Store.open(path)  # not refused as replaced
+    try:
+        sessions, _ = await again.sessions.page(10)
+        assert len(sessions) == 3
+    finally:
+        await again.close()
