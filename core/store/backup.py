@@ -28,12 +28,20 @@ from pathlib import Path
 
 from core.errors import InvalidRequest, StoreBusy, StoreError
 from core.migrations import SCHEMA_VERSION
-from core.store.file_guard import forget_seen, log_held, move_log_aside, read_seen
+from core.store.file_guard import (
+    forget_seen,
+    log_held,
+    move_log_aside,
+    read_seen,
+    shm_path,
+    wal_path,
+)
 
 RESTORE_LOCK_SUFFIX = ".restore.lock"
 LOCK_WAIT_S = 10.0
 LOCK_POLL_S = 0.05
 BUSY_TIMEOUT_S = 10.0
+WAL_HEADER_BYTES = 32
 
 
 @dataclass(frozen=True)
@@ -232,10 +240,21 @@ def _restore_locked(path: Path, backup: sqlite3.Connection, wait_s: float) -> st
         return "into the open store"
     # Nobody holds it: the backup takes the file's place; a log of the old file goes aside.
     _write_file_copy(backup, _restored_name(path), wait_s, journal="WAL")
-    move_log_aside(path, "before-restore")
+    if _log_has_frames(path):
+        move_log_aside(path, "before-restore")
+    else:  # an empty log (a read-only reader leaves one): nothing in it to keep
+        for leftover in (wal_path(path), shm_path(path)):
+            leftover.unlink(missing_ok=True)
     os.replace(_restored_name(path), path)
     forget_seen(path)
     return "in place of the file"
+
+
+def _log_has_frames(path: Path) -> bool:
+    try:
+        return wal_path(path).stat().st_size > WAL_HEADER_BYTES
+    except OSError:
+        return False
 
 
 def _restored_name(path: Path) -> Path:
