@@ -179,15 +179,7 @@ class Database:
                 f"{self.path} is read-only: make it writable (chmod u+w) or use another "
                 "--data-dir; reading commands work as they are"
             )
-        try:
-            async with asyncio.timeout(WRITER_WAIT_S):
-                await self._lock.acquire()
-        except TimeoutError:
-            raise StoreBusy(
-                f"the store {self.path} is busy: this process's other writes held it for "
-                f"{WRITER_WAIT_S:.0f} s; try again"
-            ) from None
-        try:
+        async with _held(self._lock, self.path):
             began = asyncio.ensure_future(writer.execute("BEGIN IMMEDIATE"))
             try:
                 await _complete(began)
@@ -205,8 +197,23 @@ class Database:
                 await _complete(writer.execute("ROLLBACK"))
                 raise store_error(self.path, exc) from exc
             self.guard.record()
-        finally:
-            self._lock.release()
+
+
+@asynccontextmanager
+async def _held(lock: asyncio.Lock, path: Path) -> AsyncIterator[None]:
+    """``lock``, waited for at most :data:`WRITER_WAIT_S` (then ``store_busy``)."""
+    try:
+        async with asyncio.timeout(WRITER_WAIT_S):
+            await lock.acquire()
+    except TimeoutError:
+        raise StoreBusy(
+            f"the store {path} is busy: this process's other writes held it for "
+            f"{WRITER_WAIT_S:.0f} s; try again"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 async def _complete(step: Awaitable[T]) -> T:
