@@ -379,6 +379,24 @@ class DiskFull(DelegateError):
         return payload
 
 
+class StoreReplaced(StoreError):
+    """The store file was replaced (copied or moved over) while delegate had it open."""
+
+    code = "store_replaced"
+
+
+class StoreRemoved(StoreError):
+    """The store file was removed while delegate had it open."""
+
+    code = "store_removed"
+
+
+class StoreBusy(StoreError):
+    """Another process held the store (or a lock of its data folder) past the wait."""
+
+    code = "store_busy"
+
+
 class InvalidConfig(DelegateError):
     """The settings file cannot be read; the message names the file and the field."""
 

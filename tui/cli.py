@@ -693,6 +693,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_returns.add_parser(sub)
 
+    from tui import cli_store
+
+    cli_store.add_parser(sub)
+
     sub.add_parser(
         "mcp", help="serve delegate_sessions and delegate_agent over MCP (stdio)"
     )  # no handler: runs its own event loop (see main)
@@ -786,7 +790,8 @@ def _check_store(path: Path) -> None:
         if sqlite_disk_full(exc, path.parent):  # no room for its -shm: not a damaged file
             raise DiskFull(str(path.parent), f"the store {path.name} cannot open") from None
         raise StoreError(
-            f"{path} cannot be read ({exc}); move it aside or restore it from a backup"
+            f"{path} cannot be read ({exc}); move it aside, or restore a backup with "
+            "`delegate store restore BACKUP`"
         ) from None
     if version > SCHEMA_VERSION:
         raise StoreError(
@@ -843,6 +848,9 @@ def _dispatch(args: argparse.Namespace, first_page: FirstPage | None = None) -> 
         from core.mcp_server import main as serve_mcp
 
         return serve_mcp(data_dir)
+    store_handler = getattr(args, "store_handler", None)
+    if store_handler is not None:  # the file itself: no store is opened
+        return int(store_handler(data_dir, args))
     if handler is None:
         return run_app(data_dir, all_projects=args.all_projects, first_page=first_page)
     return asyncio.run(_run_command(data_dir, handler, args))

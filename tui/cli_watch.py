@@ -118,10 +118,26 @@ async def cmd_watch(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                     raise full.problem  # a full disk from the start: say so, and stop
                 full.go_on()
                 logging.getLogger(__name__).info("watching as %s", supervisor.holder)
-                await stop.wait()
+                await _until_stopped_or_store_lost(orch, stop)
         finally:
             remove()
     return 0
+
+
+STORE_LOOK_S = 1.0
+
+
+async def _until_stopped_or_store_lost(orch: AgentOrchestrator, stop: asyncio.Event) -> None:
+    """Wait for a signal; a store file replaced or removed meanwhile ends the watch with
+    its error (it writes nothing more there; a restart opens the file that is there)."""
+    guard = orch.store.db.guard
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), STORE_LOOK_S)
+        lost = guard.probe()
+        if lost is not None:
+            logging.getLogger(__name__).error("%s", lost)
+            raise lost
 
 
 @contextlib.contextmanager

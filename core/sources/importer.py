@@ -39,7 +39,7 @@ from core import ids, process_identity
 from core.atomic_files import disk_full_as_error
 from core.config import ContextSettings
 from core.context.windows import window_for
-from core.errors import ImportBusy
+from core.errors import ImportBusy, StoreBusy
 from core.models import WindowSource
 from core.search.indexing import TranscriptIndexer, TranscriptTexts
 from core.sources import claude
@@ -71,6 +71,8 @@ LIST_BATCH_FILES = 512
 SKIPS_IN_REPORT = 200
 IMPORT_LOCK_FILENAME = "import.lock"
 LOCK_POLL_S = 0.05
+IMPORT_LOCK_WAIT_S = 300.0
+"""How long an import waits for another to finish (then ``store_busy``, naming it)."""
 CODEX_DATE_DEPTH = 3  # sessions/<year>/<month>/<day>
 
 ProgressCallback = Callable[[ImportProgress], None]
@@ -445,12 +447,16 @@ def _plan(files: Iterable[discovery.FoundFile], rows: dict[str, SourceFileRow]) 
 
 
 @contextlib.asynccontextmanager
-async def import_lock(data_dir: Path, *, wait: bool = True) -> AsyncIterator[None]:
+async def import_lock(
+    data_dir: Path, *, wait: bool = True, wait_s: float | None = None
+) -> AsyncIterator[None]:
     """One import at a time per data folder, across tasks, threads and processes.
 
     An exclusive ``flock`` on a lock file in the data folder: a lock belongs to
     an open file, so two imports of one process exclude each other as two
-    processes do. Taken by polling (never a blocking call a cancel cannot reach).
+    processes do. Taken by polling (never a blocking call a cancel cannot reach),
+    for at most ``wait_s`` (default :data:`IMPORT_LOCK_WAIT_S`): then
+    :class:`~core.errors.StoreBusy` naming the holder (its pid is in the file).
     ``wait=False``: :class:`ImportBusy` at once when another holds it (a hook).
     """
     try:
@@ -458,9 +464,12 @@ async def import_lock(data_dir: Path, *, wait: bool = True) -> AsyncIterator[Non
     except ImportError:  # pragma: no cover - not POSIX: imports are not serialised
         yield
         return
+    lock = data_dir / IMPORT_LOCK_FILENAME
     with disk_full_as_error(data_dir, f"cannot create {IMPORT_LOCK_FILENAME}"):
-        fd = os.open(data_dir / IMPORT_LOCK_FILENAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
+        waited = IMPORT_LOCK_WAIT_S if wait_s is None else wait_s
+        deadline = time.monotonic() + waited
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -471,7 +480,17 @@ async def import_lock(data_dir: Path, *, wait: bool = True) -> AsyncIterator[Non
                         "another delegate process is importing transcripts (the import"
                         " lock is held); this import is left to it"
                     ) from None
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                    raise StoreBusy(
+                        f"another import (process {holder or 'unknown'}) held the import "
+                        f"lock {lock} for {waited:.0f} s; "
+                        "try again when it has finished"
+                    ) from None
                 await asyncio.sleep(LOCK_POLL_S)
+        with contextlib.suppress(OSError):  # who holds it, for the next one's message
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield
     finally:
         os.close(fd)  # releases the lock

@@ -29,13 +29,17 @@ from typing import TypeVar
 import aiosqlite
 
 from core.atomic_files import is_disk_full, sqlite_disk_full
-from core.errors import DiskFull, StoreError
+from core.errors import DiskFull, StoreBusy, StoreError
 from core.migrations import MIGRATIONS, SCHEMA_VERSION
+from core.store.backup import restore_lock
+from core.store.file_guard import FileGuard, skip_checkpoint_on_close
 
 T = TypeVar("T")
 Params = Iterable[object]
 
 BUSY_TIMEOUT_MS = 10_000
+WRITER_WAIT_S = 60.0
+"""How long a transaction waits for the other transactions of its own process."""
 
 
 class Database:
@@ -55,6 +59,8 @@ class Database:
         self._writer = writer
         self._reader = reader
         self._lock = asyncio.Lock()
+        # Whether the file is still the one opened (not replaced or removed under it).
+        self.guard = FileGuard(path)
 
     @property
     def read_only(self) -> bool:
@@ -70,6 +76,13 @@ class Database:
         read-only. A file that is damaged, or from a newer delegate, raises
         :class:`StoreError` and is left exactly as it was.
         """
+        # A restore under way (``delegate store restore``) finishes before anyone opens.
+        with restore_lock(path, exclusive=False):
+            return await cls._open(path)
+
+    @classmethod
+    async def _open(cls, path: Path) -> Database:
+        FileGuard(path).before_open()
         create = not path.exists()
         try:
             if create:
@@ -111,9 +124,15 @@ class Database:
             if isinstance(exc, sqlite3.Error):
                 raise store_error(path, exc) from exc
             raise
+        database.guard.record()
         return database
 
     async def close(self) -> None:
+        if self.guard.lost is not None:
+            # Closing copies the log into the file: not into one that replaced ours.
+            for conn in (self._writer, self._reader):
+                if conn is not None:
+                    skip_checkpoint_on_close(conn._conn)
         if self._writer is not None:
             await self._writer.close()
         await self._reader.close()
@@ -166,10 +185,11 @@ class Database:
                 f"{self.path} is read-only: make it writable (chmod u+w) or use another "
                 "--data-dir; reading commands work as they are"
             )
-        async with self._lock:
+        async with _held(self._lock, self.path):
             began = asyncio.ensure_future(writer.execute("BEGIN IMMEDIATE"))
             try:
                 await _complete(began)
+                self.guard.check()
                 yield writer
             except BaseException as exc:
                 if began.done() and not began.cancelled() and began.exception() is None:
@@ -182,6 +202,24 @@ class Database:
             except sqlite3.Error as exc:
                 await _roll_back(writer)
                 raise store_error(self.path, exc) from exc
+            self.guard.record()
+
+
+@asynccontextmanager
+async def _held(lock: asyncio.Lock, path: Path) -> AsyncIterator[None]:
+    """``lock``, waited for at most :data:`WRITER_WAIT_S` (then ``store_busy``)."""
+    try:
+        async with asyncio.timeout(WRITER_WAIT_S):
+            await lock.acquire()
+    except TimeoutError:
+        raise StoreBusy(
+            f"the store {path} is busy: this process's other writes held it for "
+            f"{WRITER_WAIT_S:.0f} s; try again"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 async def _roll_back(writer: aiosqlite.Connection) -> None:
@@ -298,8 +336,9 @@ def store_error(path: Path, exc: sqlite3.Error) -> StoreError | DiskFull:
         return DiskFull(str(path.parent), f"the store {path.name} cannot grow")
     if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
         return StoreError(
-            f"the store {path} is damaged ({text}): restore it from a backup, or move it "
-            f"aside (mv {path} {path}.damaged) and delegate starts a fresh one"
+            f"the store {path} is damaged ({text}): restore a backup with `delegate store "
+            f"restore BACKUP`, or move it aside (mv {path} {path}.damaged) and delegate "
+            "starts a fresh one"
         )
     if "readonly" in lowered or "read-only" in lowered:
         return StoreError(
@@ -307,7 +346,7 @@ def store_error(path: Path, exc: sqlite3.Error) -> StoreError | DiskFull:
             "another --data-dir; reading commands work as they are"
         )
     if "locked" in lowered or "busy" in lowered:
-        return StoreError(
+        return StoreBusy(
             f"the store {path} is busy: another delegate process held its lock for "
             f"{BUSY_TIMEOUT_MS // 1000} s ({text}); try again"
         )

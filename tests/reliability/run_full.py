@@ -44,6 +44,7 @@ from trial_secrets import secret_trials  # noqa: E402
 from trial_steering import steering_trials  # noqa: E402
 from trial_store import store_trials  # noqa: E402
 from trial_trees import tree_trials  # noqa: E402
+from trial_writers import writers_trials  # noqa: E402
 
 FULL_COPIES = 300  # the benchmark corpus: 13 real sessions x 300 = 3,900 files
 RACE_COPIES = 8
@@ -118,6 +119,9 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
     def secrets() -> Tally:
         return secret_trials(work / "secrets")
 
+    def writers() -> Tally:
+        return writers_trials(work / "writers", _count(182, scale), _count(18, scale))
+
     return {
         "import-kill": import_kill,
         "import-signals": import_signals,
@@ -136,6 +140,7 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
         "full-disk": full_disk,
         "hooks-handlers": hooks_handlers,
         "secrets": secrets,
+        "writers": writers,
     }
 
 
