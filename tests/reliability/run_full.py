@@ -6,8 +6,11 @@ Usage::
     uv run python tests/reliability/run_full.py --only import-kill --only races
     uv run python tests/reliability/run_full.py --scale 0.25        # a quarter of each count
     uv run python tests/reliability/run_full.py --work-dir DIR      # keep the corpus for reruns
+    uv run python tests/reliability/run_full.py --category hooks    # the kinds of a category
 
-Exit status 1 if any kind has a hang, a survivor or a loss. The corpus (the
+A second table adds up trials and bad outcomes per fault category (steering,
+clocks, full disk, secrets, hooks, writers). Exit status 1 if any kind has a
+hang, a survivor or a loss. The corpus (the
 import benchmark's 3,900 files) is built once under the work folder.
 """
 
@@ -144,6 +147,30 @@ def kinds(work: Path, scale: float) -> dict[str, Callable[[], Tally]]:
     }
 
 
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "steering": ("steering",),
+    "clocks": ("clocks",),
+    "full-disk": ("full-disk",),
+    "secrets": ("secrets",),
+    "hooks": ("hooks-install", "hooks-handlers"),
+    "writers": ("writers",),
+}
+"""The fault categories of the second round (issue 27), each one kind or more."""
+
+
+def category_table(tallies: dict[str, Tally]) -> str:
+    """Trials and bad outcomes (hangs + survivors + losses) per category that ran."""
+    rows = ["| category | trials | bad outcomes |", "|---|---:|---:|"]
+    for category, names in CATEGORIES.items():
+        ran = [tallies[name] for name in names if name in tallies]
+        if not ran:
+            continue
+        trials = sum(t.trials for t in ran)
+        bad = sum(t.hangs + t.survivors + t.losses for t in ran)
+        rows.append(f"| {category} | {trials} | {bad} |")
+    return "\n".join(rows) if len(rows) > 2 else ""
+
+
 def table(tallies: list[Tally]) -> str:
     rows = [
         "| kind | trials | faults | hangs | survivors | losses | wall |",
@@ -160,6 +187,12 @@ def table(tallies: list[Tally]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", action="append", metavar="KIND", help="run only these kinds")
+    parser.add_argument(
+        "--category",
+        action="append",
+        choices=sorted(CATEGORIES),
+        help="run only the kinds of these categories (steering, clocks, full-disk, ...)",
+    )
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every count (1.0)")
     parser.add_argument("--work-dir", type=Path, help="corpus and stores (default: a temp dir)")
     parser.add_argument(
@@ -173,7 +206,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def run(work: Path) -> int:
         available = kinds(work, args.scale)
-        chosen = args.only or list(available)
+        picked = list(args.only or [])
+        for category in args.category or []:
+            picked += [k for k in CATEGORIES[category] if k not in picked]
+        chosen = picked or list(available)
         unknown = set(chosen) - set(available)
         if unknown:
             parser.error(f"unknown kinds {sorted(unknown)}; choose from {sorted(available)}")
@@ -183,15 +219,19 @@ def main(argv: list[str] | None = None) -> int:
             f" (nproc) · Python {platform.python_version()} · scale {args.scale}",
             flush=True,
         )
-        tallies = []
+        tallies: dict[str, Tally] = {}
         for name in chosen:
             tally = available[name]()
             print(tally.summary(), flush=True)
-            tallies.append(tally)
+            tallies[name] = tally
         print()
-        print(table(tallies))
+        print(table(list(tallies.values())))
+        by_category = category_table(tallies)
+        if by_category:
+            print()
+            print(by_category)
         print(f"\nwall time {time.monotonic() - started:.0f} s")
-        return 0 if all(t.clean for t in tallies) else 1
+        return 0 if all(t.clean for t in tallies.values()) else 1
 
     if args.work_dir is not None:
         args.work_dir.mkdir(parents=True, exist_ok=True)
