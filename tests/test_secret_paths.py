@@ -111,7 +111,7 @@ def test_no_planted_secret_reaches_the_store_search_or_any_view(home: Path) -> N
     assert len(_leaks(planted)) >= len(PLANTS)  # the check sees every plant
 
     # A run whose reply holds every secret (a scripted agent): the stored run output.
-    _cli(home, "run", "--agent", "leaky", "--", f"{CANARY} print the settings")
+    streamed = _cli(home, "run", "--agent", "leaky", "--", f"{CANARY} print the settings")
     # A transcript on disk holding every secret: imported, indexed for search.
     imported = json_out(run_cli("--data-dir", str(home / "data"), "import", "--json", home=home))
     assert imported["sessions_added"] == 1, imported
@@ -120,7 +120,7 @@ def test_no_planted_secret_reaches_the_store_search_or_any_view(home: Path) -> N
     ids = [s["conversation_id"] for s in listing["sessions"]]
     assert SESSION in ids
     assert len(ids) == 2
-    outputs = {"sessions list": json.dumps(listing)}
+    outputs = {"sessions list": json.dumps(listing), "run (streamed word by word)": streamed}
     for cid in ids:
         outputs[f"show {cid}"] = _cli(home, "sessions", "show", cid)
         outputs[f"show --json {cid}"] = _cli(home, "sessions", "show", cid, "--json")
@@ -133,7 +133,7 @@ def test_no_planted_secret_reaches_the_store_search_or_any_view(home: Path) -> N
     outputs["history"] = _cli(home, "history", "--json")
     outputs["runs"] = _cli(home, "runs", "list", "--json")
     for where, text in outputs.items():
-        assert CANARY in text or where.startswith(("history", "runs")), where
+        assert CANARY in text or where.startswith(("history", "runs", "run ")), where
         assert _leaks(text) == [], f"{where}: {_leaks(text)[:5]}"
 
     data = home / "data"

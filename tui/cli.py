@@ -20,6 +20,7 @@ from core.data_folder import DB_FILENAME, resolve_data_dir
 from core.errors import DelegateError, DiskFull, InternalError, InvalidRequest, StoreError
 from core.models import HandoffOutcome, SessionScope, SessionSort
 from core.redact import redact, redact_data
+from core.redact_stream import StreamRedactor
 
 if TYPE_CHECKING:
     from core.orchestrator import AgentOrchestrator
@@ -263,18 +264,20 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                 f" {launch.artifacts_session}",
                 file=err,
             )
+        # Shown by whole lines: a secret split across chunks is judged whole.
+        reply = StreamRedactor()
         async for event in handle.stream():
             if args.json:
                 continue  # the whole run is printed once it is over
             if isinstance(event, TextDelta):
                 if launch is not None:
                     continue  # a role's reply is its compact return, printed once judged
-                # Per chunk: a secret split across two chunks can slip through here,
-                # never into the store (the run is redacted whole when it closes).
-                sys.stdout.write(visible(redact(event.text)))
+                sys.stdout.write(visible(reply.feed(event.text)))
                 sys.stdout.flush()
             elif isinstance(event, RunFailed):
+                sys.stdout.write(visible(reply.close()))
                 print(f"\nrun failed: {visible(redact(event.error))}", file=err)
+        sys.stdout.write(visible(reply.close()))
         run = await handle.wait()
     finally:
         for sig in installed:

@@ -26,6 +26,7 @@ from textual.widgets import Static
 from core.clock import Clock
 from core.errors import DelegateError
 from core.models import ContextDocument, MessagePage, Role, Run, RunStatus, Session, SessionState
+from core.redact_stream import StreamRedactor
 from tui import formatting as fmt
 from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
 from tui.safe_text import first_line, visible
@@ -51,25 +52,36 @@ _RUN_WORTH_SHOWING = (RunStatus.CANCELLED, RunStatus.INTERRUPTED)
 
 
 class LiveReply:
-    """A streamed reply, sanitised once per chunk and appended (never redone whole).
+    """A streamed reply as the panel shows it: redacted by whole lines, each line
+    sanitised once and appended (never redone whole), the line still arriving drawn
+    up to its last whole word.
 
     ``\r\n`` is shown as a newline (as :func:`visible` does), so a chunk that ends
     in ``\r`` keeps it back until the next chunk says whether ``\n`` follows.
     """
 
     def __init__(self) -> None:
-        self.text = Text("assistant (streaming)\n", "bold green")
+        self._lines = Text("assistant (streaming)\n", "bold green")
         self._held_cr = False
+        self._redactor = StreamRedactor()  # a secret split across chunks is judged whole
         self.received = False
+
+    @property
+    def text(self) -> Text:
+        """The lines so far and the line still arriving, as far as it can be shown."""
+        shown = self._lines.copy()
+        shown.append(visible(self._redactor.pending()))
+        return shown
 
     def append(self, chunk: str) -> None:
         self.received = True
+        chunk = self._redactor.feed(chunk)
         if self._held_cr:
             chunk = "\r" + chunk
         self._held_cr = chunk.endswith("\r")
         if self._held_cr:
             chunk = chunk[:-1]
-        self.text.append(visible(chunk))
+        self._lines.append(visible(chunk))
 
 
 def stored_activity(run: Run) -> Activity:
