@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from pathlib import Path
+
+from core.process_identity import read_small_text
 
 Clock = Callable[[], datetime]
 MonoClock = Callable[[], int]
@@ -39,13 +40,6 @@ def system_mono() -> int:
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
 
 
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text(encoding="ascii", errors="replace").strip() or None
-    except OSError:
-        return None
-
-
 @cache
 def clock_id() -> str | None:
     """Where monotonic readings compare: this boot of this kernel, in this time namespace.
@@ -53,7 +47,7 @@ def clock_id() -> str | None:
     None where that cannot be known (no ``/proc``): then liveness is judged by
     wall time alone, as between hosts.
     """
-    boot = _read("/proc/sys/kernel/random/boot_id")
+    boot = read_small_text("/proc/sys/kernel/random/boot_id")
     if boot is None:
         return None
     try:

@@ -32,7 +32,8 @@ class ProcessIdentity:
     started: int | None  # start time in clock ticks since boot; None if unknown
 
 
-def _read(path: str) -> str | None:
+def read_small_text(path: str) -> str | None:
+    """A small ASCII file's stripped text (a /proc entry, an id file); None if unreadable."""
     try:
         return Path(path).read_text(encoding="ascii", errors="replace").strip() or None
     except OSError:
@@ -42,14 +43,14 @@ def _read(path: str) -> str | None:
 @cache
 def host_id() -> str:
     """This host's identity for pids: boot id and pid namespace, else the machine id."""
-    boot = _read("/proc/sys/kernel/random/boot_id")
+    boot = read_small_text("/proc/sys/kernel/random/boot_id")
     if boot is not None:
         try:
             namespace = os.readlink("/proc/self/ns/pid")
         except OSError:
             namespace = ""
         return f"boot:{boot}/{namespace}"
-    machine = _read("/etc/machine-id") or _read("/var/lib/dbus/machine-id")
+    machine = read_small_text("/etc/machine-id") or read_small_text("/var/lib/dbus/machine-id")
     if machine is not None:
         return f"machine:{machine}"
     return f"host:{socket.gethostname()}"
@@ -57,7 +58,7 @@ def host_id() -> str:
 
 def start_time(pid: int) -> int | None:
     """When ``pid`` started (clock ticks since boot), or None if unknown or gone."""
-    stat = _read(f"/proc/{pid}/stat")
+    stat = read_small_text(f"/proc/{pid}/stat")
     if stat is None:
         return None
     # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
@@ -74,7 +75,7 @@ def _zombie(pid: int) -> bool:
     A detached worker's parent may be long gone and the reaper slow; signals
     still "reach" a zombie, so only its state tells.
     """
-    stat = _read(f"/proc/{pid}/stat")
+    stat = read_small_text(f"/proc/{pid}/stat")
     if stat is None:
         return False
     return stat[stat.rfind(")") + 2 :].startswith("Z")

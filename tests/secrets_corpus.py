@@ -17,6 +17,8 @@ import random
 import string
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 _RNG = random.Random(27)
 ALNUM = string.ascii_letters + string.digits
@@ -440,3 +442,31 @@ def _random_enough(piece: str) -> bool:
 
 
 KINDS = sorted({plant.kind for plant in PLANTS})
+
+
+REALDATA = Path(__file__).resolve().parent / "fixtures" / "realdata"
+
+
+def json_strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, at any depth."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from json_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from json_strings(item)
+
+
+def realdata_strings(root: Path = REALDATA) -> list[tuple[str, str]]:
+    """``(file, text)`` for every string of every JSON line of every real transcript."""
+    texts = []
+    for path in sorted(root.rglob("*.jsonl")):
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            texts.extend((path.name, text) for text in json_strings(line))
+    return texts

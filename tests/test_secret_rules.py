@@ -9,13 +9,10 @@ hold no secret, so redaction must leave every string of them as it was.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from secrets_corpus import KINDS, Plant, planted, survivors
+from secrets_corpus import KINDS, Plant, planted, realdata_strings, survivors
 
 from core.capsules.secrets import redact_capsule, secret_problems
 from core.redact import REDACTED, find_secrets, redact
@@ -151,28 +148,8 @@ def test_every_rule_kind_has_a_description_and_a_planted_example() -> None:
     assert not unexercised, f"kinds no plant exercises: {sorted(unexercised)}"
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def realdata_texts() -> list[tuple[str, str]]:
-    """``(file, text)`` for every string of every line of every real transcript."""
-    texts = []
-    for path in sorted(REALDATA.rglob("*.jsonl")):
-        for raw in path.read_text(encoding="utf-8").splitlines():
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue
-            texts.extend((path.name, text) for text in _strings(line))
-    return texts
+    return realdata_strings()
 
 
 def test_real_transcripts_have_no_false_positives() -> None:

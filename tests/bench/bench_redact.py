@@ -21,42 +21,23 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for entry in (ROOT, ROOT / "tests"):  # run as a script: core, and the shared corpus
+    if str(entry) not in sys.path:
+        sys.path.insert(0, str(entry))
+
+from secrets_corpus import REALDATA, realdata_strings  # noqa: E402
 
 from core.redact import redact  # noqa: E402
 from core.sources import claude  # noqa: E402
 from core.sources.texts import extractor  # noqa: E402
 
-REALDATA = ROOT / "tests" / "fixtures" / "realdata"
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
 
 def transcript_texts(root: Path = REALDATA) -> list[str]:
     """Every string value of every JSON line of every transcript under ``root``."""
-    texts: list[str] = []
-    for path in sorted(root.rglob("*.jsonl")):
-        for raw in path.read_text(encoding="utf-8").splitlines():
-            try:
-                texts.extend(_strings(json.loads(raw)))
-            except ValueError:
-                continue
-    return texts
+    return [text for _, text in realdata_strings(root)]
 
 
 def indexed_texts(root: Path = REALDATA) -> list[str]:

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from reliability_support import Tally, cli_problem, new_tag, run_cli, survivors, timed
 
@@ -30,39 +28,20 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # run as a script: the corpus lives in tests/
     sys.path.insert(0, str(HERE.parent))
 
-from secrets_corpus import CONTEXTS, Plant, planted, plants  # noqa: E402
+from secrets_corpus import CONTEXTS, REALDATA, Plant, planted, plants, realdata_strings  # noqa: E402
 from secrets_corpus import survivors as left_of  # noqa: E402
 
 from core.capsules.secrets import secret_problems  # noqa: E402
 from core.config import DB_FILENAME  # noqa: E402
 from core.redact import redact  # noqa: E402
 
-REALDATA = HERE.parents[0] / "fixtures" / "realdata"
 FIRST_SEED = 27
 RUN_TIMEOUT_S = 120.0
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def realdata_texts(root: Path = REALDATA) -> list[str]:
     """Every string of every JSON line of every real transcript under ``root``."""
-    texts: list[str] = []
-    for path in sorted(root.rglob("*.jsonl")):
-        for raw in path.read_text(encoding="utf-8").splitlines():
-            try:
-                texts.extend(_strings(json.loads(raw)))
-            except ValueError:
-                continue
-    return texts
+    return [text for _, text in realdata_strings(root)]
 
 
 def corpus_trials(tally: Tally, rounds: int) -> None:
