@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 
 OrchestratorFactory = Callable[[], Awaitable[AgentOrchestrator]]
 
+STORE_LOOK_S = 1.0
+"""How often the panel looks whether its store file is still the one it opened."""
+STORE_LOST_NOTICE_S = 60.0
+"""How long that notice stays: the panel writes nothing more until it is restarted."""
+
 
 def _nothing() -> None:
     pass
@@ -96,6 +101,7 @@ class DelegateApp(App[None]):
     async def on_mount(self) -> None:
         self.orchestrator = await self._open_orchestrator()
         self._stop_logging = log_core_to(self.orchestrator.store.path.parent / LOG_FILENAME)
+        self._store_look = self.set_interval(STORE_LOOK_S, self._look_at_store)
         settings = self.orchestrator.settings
         if self._settings is None and settings.keymap:
             self.set_keymap(settings.keymap)
@@ -119,6 +125,23 @@ class DelegateApp(App[None]):
         # the app mounts (a batch), so a picker pushed here would paint its rows unseen
         # and show them only at the next change on screen.
         self.call_later(self._show_picker, picker)
+
+    def _look_at_store(self) -> None:
+        """Say at once when the store file was replaced or removed under the panel (it
+        then writes nothing more there), rather than at the next write it refuses."""
+        if self.orchestrator is None:
+            return
+        lost = self.orchestrator.store.db.guard.probe()
+        if lost is None:
+            return
+        self._store_look.stop()  # said once: every write says it again anyway
+        self.notify(
+            f"{lost.code}: {lost.message}",
+            title="The store file changed under the panel",
+            severity="error",
+            timeout=STORE_LOST_NOTICE_S,
+            markup=False,
+        )
 
     async def _show_picker(self, picker: SessionPickerScreen) -> None:
         await self.push_screen(picker)
