@@ -78,7 +78,7 @@ Fixing the flaky login test.
 """
 
 STAND_IN = """#!{python}
-import json, os, shlex, subprocess, sys, time
+import json, os, subprocess, sys, time
 args = sys.argv[1:]
 with open({record!r}, "a") as f:
     f.write(json.dumps({{"argv": args, "tty": os.isatty(0)}}) + "\\n")
@@ -90,9 +90,10 @@ sid = args[args.index("--resume" if resumed else "--session-id") + 1]
 transcript = os.path.join({projects!r}, sid + ".jsonl")
 
 def hook(event, **payload):
-    command = shlex.split(hooks[event][0]["hooks"][0]["command"])
+    command = hooks[event][0]["hooks"][0]["command"]  # a shell line, as Claude Code runs it
     payload |= {{"session_id": sid, "cwd": os.getcwd(), "hook_event_name": event}}
-    return subprocess.run(command, input=json.dumps(payload), capture_output=True, text=True)
+    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload),
+                          capture_output=True, text=True)
 
 def line(kind, message):
     entry = {{"type": kind, "sessionId": sid, "cwd": os.getcwd(), "message": message,
