@@ -95,3 +95,44 @@ def _blocks(text: str) -> tuple[int | None, int]:
         if close is None:
             return start.start(), closed
         position = closed = close.end()
+
+
+class TerminalStream:
+    """A streamed reply for a terminal, which cannot take back what it printed: word by
+    word (what :meth:`StreamRedactor.pending` shows), then what the whole line adds.
+
+    What was printed of a line still arriving is ``ahead``; each chunk prints only what
+    extends it. Should the rest of a line change how its start is judged, nothing more
+    of it is printed until the line is whole, and then only what follows the part the
+    two agree on (the redacted line's tail), never the unredacted text.
+    """
+
+    def __init__(self) -> None:
+        self._redactor = StreamRedactor()
+        self._ahead = ""
+
+    def feed(self, chunk: str) -> str:
+        """What to print now for ``chunk``."""
+        out = self._settle(self._redactor.feed(chunk))
+        pending = self._redactor.pending()
+        if pending.startswith(self._ahead):
+            out += pending[len(self._ahead) :]
+            self._ahead = pending
+        return out
+
+    def close(self) -> str:
+        """What is left to print once the reply ended."""
+        return self._settle(self._redactor.close())
+
+    def _settle(self, done: str) -> str:
+        """Print ``done`` (judged whole) but for what of it is printed already."""
+        ahead = self._ahead
+        if done.startswith(ahead):
+            self._ahead = ""
+            return done[len(ahead) :]
+        if ahead.startswith(done):
+            self._ahead = ahead[len(done) :]
+            return ""
+        agreed = next((i for i, (a, b) in enumerate(zip(done, ahead, strict=False)) if a != b), 0)
+        self._ahead = ""
+        return done[agreed:]

@@ -9,7 +9,12 @@ from hypothesis import strategies as st
 from secrets_corpus import planted, survivors
 
 from core.redact import redact
-from core.redact_stream import HOLD_BLOCK_CHARS, HOLD_LINE_CHARS, StreamRedactor
+from core.redact_stream import (
+    HOLD_BLOCK_CHARS,
+    HOLD_LINE_CHARS,
+    StreamRedactor,
+    TerminalStream,
+)
 
 PLANTED = list(planted())
 
@@ -123,3 +128,39 @@ def test_no_planted_secret_shows_in_the_panels_view_of_a_stream() -> None:
             view = shown + redactor.pending()  # what the panel draws after this chunk
             misses += [(plant.kind, context) for _ in survivors(plant, view)]
     assert misses == []
+
+
+def printed(text: str, cuts: list[int]) -> list[str]:
+    """What a terminal prints for ``text`` fed in the pieces ``cuts`` make, per chunk."""
+    stream = TerminalStream()
+    shown = []
+    last = 0
+    for cut in [*sorted(set(cuts)), len(text)]:
+        shown.append(stream.feed(text[last:cut]))
+        last = cut
+    shown.append(stream.close())
+    return shown
+
+
+def test_a_terminal_prints_word_by_word_before_the_line_ends() -> None:
+    shown = printed("first half of the answer, then the rest", [4, 11, 15])
+    assert shown[0] == ""  # "firs": a word still arriving waits
+    assert shown[1] == "first half "  # whole words are printed at once
+    assert "".join(shown) == "first half of the answer, then the rest"
+
+
+def test_no_planted_secret_reaches_a_terminal_whatever_the_chunks() -> None:
+    misses = []
+    for plant, context, text in PLANTED:
+        reply = f"Here is what I found:\n{text}\nDone, nothing else to report.\n"
+        for size in (1, 3, 7, 16):
+            whole = "".join(printed(reply, list(range(size, len(reply), size))))
+            misses += [(plant.kind, context, size) for _ in survivors(plant, whole)]
+    assert misses == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400), st.lists(st.integers(min_value=0, max_value=400), max_size=12))
+def test_what_a_terminal_prints_holds_no_secret(text: str, cuts: list[int]) -> None:
+    whole = "".join(printed(text, [c for c in cuts if c < len(text)]))
+    assert redact(whole) == whole

@@ -20,7 +20,7 @@ from core.data_folder import DB_FILENAME, resolve_data_dir
 from core.errors import DelegateError, DiskFull, InternalError, InvalidRequest, StoreError
 from core.models import HandoffOutcome, SessionScope, SessionSort
 from core.redact import redact, redact_data
-from core.redact_stream import StreamRedactor
+from core.redact_stream import TerminalStream
 
 if TYPE_CHECKING:
     from core.orchestrator import AgentOrchestrator
@@ -264,8 +264,9 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
                 f" {launch.artifacts_session}",
                 file=err,
             )
-        # Shown by whole lines: a secret split across chunks is judged whole.
-        reply = StreamRedactor()
+        # Word by word, each judged with its line: a secret split across chunks is
+        # never printed in halves.
+        reply = TerminalStream()
         async for event in handle.stream():
             if args.json:
                 continue  # the whole run is printed once it is over

@@ -193,11 +193,14 @@ def write_seen(path: Path, state: FileState | None, *, replaced: bool = False) -
         "state": asdict(state) if state else None,
         "replaced": replaced,
     }
-    with contextlib.suppress(OSError):
+    try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(json.dumps(payload))
         os.replace(temp, target)
+    except OSError:
+        with contextlib.suppress(OSError):  # nothing half-written is left beside the store
+            os.unlink(temp)
 
 
 def forget_seen(path: Path) -> None:
