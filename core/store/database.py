@@ -88,7 +88,9 @@ class Database:
             if create:
                 path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 # Create the file 0600 before SQLite does, so it is never world-readable.
-                os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
+                # Another process starting at the same moment may create it first: fine.
+                with contextlib.suppress(FileExistsError):
+                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600))
             writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
         except OSError as exc:
             if is_disk_full(exc):
