@@ -97,6 +97,12 @@ def _until(check: Callable[[], object], within_s: float) -> bool:
     return False
 
 
+def _told(run: Cli) -> str:
+    """What a run that never started said (its last words), for the trial's note."""
+    out, err = run.output()
+    return (out + err).decode(errors="replace").strip()[-200:] or "nothing"
+
+
 def _faked(offset: Path) -> dict[str, str]:
     return {
         "LD_PRELOAD": str(LIBFAKETIME),
@@ -147,7 +153,7 @@ def _step_trial(work: Path, tally: Tally, step_s: int, hang: bool) -> None:
             tally.hang(f"step {step_s:+d}: the watch never led")
             return
         if not _until(lambda: _query(data, "SELECT status FROM runs") == [("running",)], WAIT_S):
-            tally.hang(f"step {step_s:+d}: the run never started")
+            tally.hang(f"step {step_s:+d}: the run never started: {_told(run)}")
             return
         offset.write_text(f"{step_s:+d}\n", encoding="ascii")
         tally.faults += 1
@@ -188,7 +194,7 @@ async def _step_trial_injected(work: Path, tally: Tally, step_s: int) -> None:
     )
     try:
         if not _until(lambda: _query(data, "SELECT status FROM runs") == [("running",)], WAIT_S):
-            tally.hang(f"step {step_s:+d}: the run never started")
+            tally.hang(f"step {step_s:+d}: the run never started: {_told(run)}")
             return
         tally.faults += 1
         for _ in range(5):
