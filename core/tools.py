@@ -15,13 +15,15 @@ from core.chains.request import chain_request
 from core.errors import ArtifactIdUnsafe, DelegateError, InternalError, InvalidRequest
 from core.events import CapsuleGap
 from core.models import AgentRequest, Run, RunKind, SessionScope, SessionsRequest, SessionState
-from core.orchestrator import AgentOrchestrator, RunHandle, validate
+from core.orchestrator import AgentOrchestrator
 from core.redact import redact_data
+from core.requests import validate
 from core.returns.launch import repo_relative
 from core.returns.model import ReturnRule, ReturnStep, RoleLaunch
 from core.returns.parse import rejected
 from core.returns.paths import check_artifact_id, new_artifacts_session
 from core.returns.schemas import role_of
+from core.runs.handle import RunHandle
 
 RawRequest = str | bytes | dict[str, Any]
 

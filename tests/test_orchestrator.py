@@ -31,8 +31,9 @@ from core.events import (
     SessionDismissed,
 )
 from core.models import Role, RunKind, RunStatus, SessionState
-from core.orchestrator import AgentOrchestrator, RunHandle
+from core.orchestrator import AgentOrchestrator
 from core.runners import TextDelta
+from core.runs.handle import RunHandle
 
 
 async def launch(orch: AgentOrchestrator, prompt: str, **kwargs: object) -> RunHandle:

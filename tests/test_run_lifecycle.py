@@ -22,7 +22,8 @@ from support import query, run_cli
 
 from core.events import BusEvent, RunActivity, RunInterrupted
 from core.models import RunStatus, SessionState
-from core.orchestrator import CANCELLED_BY_USER, AgentOrchestrator
+from core.orchestrator import AgentOrchestrator
+from core.runs.handle import CANCELLED_BY_USER
 
 
 @pytest.fixture
@@ -134,7 +135,7 @@ async def test_the_heartbeat_stamps_runs_while_they_run_and_stops_when_idle(
         )
         gate.touch()
         await handle.wait()
-        await until(lambda: orch._heartbeat is None or orch._heartbeat.done(), what="idle")
+        await until(lambda: not orch.runs.flight.beating, what="idle")
     finally:
         await orch.close()
 

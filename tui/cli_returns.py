@@ -20,9 +20,9 @@ from tui.cli import EXIT_ERROR, EXIT_OK, _print_json, _print_safe, _read_arg
 
 if TYPE_CHECKING:
     from core.models import Run
-    from core.orchestrator import RunHandle
     from core.returns.model import ParsedReturn, RoleLaunch
     from core.returns.paths import GroupPaths
+    from core.runs.handle import RunHandle
 
 NO_GROUP = "-"
 """The group a ``parse`` display line names when ``--group`` is not given."""

@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from core.models import Run, RunStatus
-from core.orchestrator import AgentOrchestrator, StopOutcome
+from core.orchestrator import AgentOrchestrator
+from core.runs.handle import StopOutcome
 from tui.cli import EXIT_OK, PLAIN_HELP, _limit, _print_json
 
 # What ``stop`` did, for people (``--json`` prints the ``how`` itself).

@@ -22,7 +22,7 @@ from core.config import Settings
 from core.errors import DelegateError, InvalidConfig, InvalidRequest, UnknownRole
 from core.events import ChainEnded
 from core.models import Run, RunStatus
-from core.orchestrator import AgentOrchestrator, RunHandle
+from core.orchestrator import AgentOrchestrator
 from core.returns.display import display_line
 from core.returns.launch import repo_relative, step_display
 from core.returns.model import (
@@ -36,6 +36,7 @@ from core.returns.model import (
 )
 from core.returns.parse import rejected
 from core.returns.schemas import role_of
+from core.runs.handle import RunHandle
 
 
 @dataclass(frozen=True, slots=True)

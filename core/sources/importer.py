@@ -594,7 +594,7 @@ async def import_transcript(
     """
     async with import_lock(store.path.parent, wait=wait):
         known = await store.imports.transcript_for(conversation_id)
-        path = known[0] if known is not None else None
+        path = known.path if known is not None else None
         if path is None or not os.path.isfile(path):
             path = await asyncio.to_thread(find_transcript, source, conversation_id, root)
         if path is None or not is_utf8_name(path):  # a name no store or terminal can take

@@ -51,6 +51,7 @@ from core.store.rows import (
     SourceFileProblem,
     SourceFileRow,
     SourceFileUpdate,
+    TranscriptFile,
     ready_state,
 )
 from core.store.runs import AgentProcess, RunsRepository
@@ -124,6 +125,7 @@ __all__ = [
     "SourceFileUpdate",
     "Store",
     "StoredHistory",
+    "TranscriptFile",
     "ready_state",
 ]
 

@@ -24,6 +24,7 @@ from core.store.rows import (
     SourceFileProblem,
     SourceFileRow,
     SourceFileUpdate,
+    TranscriptFile,
 )
 
 _BUSY = (SessionState.RUNNING.value, SessionState.PENDING.value)
@@ -287,13 +288,11 @@ class ImportsRepository:
                 await also(db)
         return commit
 
-    async def transcript_for(self, conversation_id: str) -> tuple[str, str, bool] | None:
-        """``(path, source, prompts_in_items)`` of the transcript a session is read from.
+    async def transcript_for(self, conversation_id: str) -> TranscriptFile | None:
+        """The transcript a session is read from.
 
         None for sessions whose messages live in our ``messages`` table: those
         delegate ran itself, unless it stored none (a real CLI keeps its own).
-        ``prompts_in_items``: a Codex rollout that logs prompts only as response
-        items (``codex exec``), known from the importer's running totals.
         """
         rows = await self._db.fetch_all(
             "SELECT f.path, f.source,"
@@ -307,7 +306,7 @@ class ImportsRepository:
             (conversation_id,),
         )
         for r in rows:
-            return str(r["path"]), str(r["source"]), bool(r["prompts_in_items"])
+            return TranscriptFile(str(r["path"]), str(r["source"]), bool(r["prompts_in_items"]))
         return None
 
     async def source_path(self, conversation_id: str) -> str | None:

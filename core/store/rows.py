@@ -40,6 +40,19 @@ E = TypeVar("E", bound=StrEnum)
 
 
 @dataclass(frozen=True, slots=True)
+class TranscriptFile:
+    """The agent's transcript a session is read from (not delegate's ``messages``).
+
+    ``prompts_in_items``: a Codex rollout that logs prompts only as response items
+    (``codex exec``), known from the importer's running totals.
+    """
+
+    path: str
+    source: str
+    prompts_in_items: bool
+
+
+@dataclass(frozen=True, slots=True)
 class NewSession:
     """What a launch records about a session before its first run starts."""
 

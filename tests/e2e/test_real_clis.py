@@ -18,7 +18,7 @@ from agent_clis import CODEX_MODEL, Agents, find_cli
 from model_server import INPUT_TOKENS_PER_MESSAGE, OUTPUT_TOKENS, conversation_length
 
 from core.models import RunStatus, Session, SessionState
-from core.orchestrator import RunHandle
+from core.runs.handle import RunHandle
 
 pytestmark = pytest.mark.e2e
 

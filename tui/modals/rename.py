@@ -16,8 +16,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from core.conversations.archive import NAME_CHARS
 from core.models import Session
-from core.orchestrator import NAME_CHARS
 from tui import formatting as fmt
 from tui.safe_text import first_line
 
