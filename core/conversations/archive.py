@@ -5,7 +5,6 @@ Owns the rules for a session's name and for what an archive operation may touch.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, TypeVar
 
 from core.clock import to_us
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
     pass
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 NAME_CHARS = 200  # a session's name, at most
 DEMO_CLEAR_BATCH = 500  # demo ids looked for at once by clear_demo
 

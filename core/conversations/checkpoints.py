@@ -5,7 +5,6 @@ Owns the rule that only a conversation delegate keeps itself is rewound or copie
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     pass
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 
 
 def checkpoint_label(label: str | None) -> str:

@@ -6,7 +6,6 @@ prefix of ``MIN_ID_PREFIX`` characters; ambiguity and absence are typed errors.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
     pass
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 # Ids people type: a unique prefix of this many characters names a session.
 MIN_ID_PREFIX = 6
 # Ids we print: at least this long, longer where another session shares the prefix.

@@ -26,6 +26,10 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
+# The environment variable that moves each agent's transcript folder from its default.
+TRANSCRIPT_ROOTS = {ids.CLAUDE_CODE: "CLAUDE_CONFIG_DIR", ids.CODEX: "CODEX_HOME"}
+
+
 class TranscriptImports(Wing):
     """Index the transcripts Claude Code and Codex write, all or one."""
 
@@ -69,25 +73,14 @@ class TranscriptImports(Wing):
         Only that file is read, from where the last import stopped; delegate's
         own conversations have no transcript and come back unchanged.
         """
-        from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
-
         session = await self.reader.get_session(conversation_id)
         config = self.settings.agents.get(session.agent_id)
         source = session.source
-        if source not in (ids.CLAUDE_CODE, ids.CODEX):
-            runner = config.runner if config is not None else ""
-            source = ids.RUNNER_SOURCES.get(runner, "")
+        if source not in TRANSCRIPT_ROOTS:
+            source = ids.RUNNER_SOURCES.get(config.runner if config is not None else "", "")
         if not source:
             return session
-        env = {**os.environ, **(config.env if config is not None else {})}
-        root = env.get("CODEX_HOME" if source == ids.CODEX else "CLAUDE_CONFIG_DIR")
-        await import_transcript(
-            self.store,
-            source,
-            session.conversation_id,
-            Path(root) if root else None,
-            windows=self.settings.context,
-        )
+        await self._read_one(source, session.conversation_id, session.agent_id)
         return await self.reader.get_session(session.conversation_id)
 
     async def last_import_report(self) -> ImportReport | None:
@@ -98,22 +91,24 @@ class TranscriptImports(Wing):
 
     async def import_run_transcript(self, request: RunRequest) -> None:
         """Index the transcript the agent CLI just wrote (that file only)."""
-        from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
-
-        config = self.settings.agents[request.agent_id]
-        env = {**os.environ, **config.env}
-        source, root = (
-            ("codex", env.get("CODEX_HOME"))
-            if config.runner == "codex"
-            else ("claude-code", env.get("CLAUDE_CONFIG_DIR"))
-        )
+        runner = self.settings.agents[request.agent_id].runner
+        source = ids.RUNNER_SOURCES.get(runner, ids.CLAUDE_CODE)
         try:
-            await import_transcript(
-                self.store,
-                source,
-                request.conversation_id,
-                Path(root) if root else None,
-                windows=self.settings.context,
-            )
+            await self._read_one(source, request.conversation_id, request.agent_id)
         except Exception:  # the run is over and stored; a failed index is not its failure
             log.exception("importing the transcript of run %s failed", request.run_id)
+
+    async def _read_one(self, source: str, conversation_id: str, agent_id: str) -> None:
+        """Read one session's transcript, under the root its agent's environment names."""
+        from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+
+        config = self.settings.agents.get(agent_id)
+        env = {**os.environ, **(config.env if config is not None else {})}
+        root = env.get(TRANSCRIPT_ROOTS[source])
+        await import_transcript(
+            self.store,
+            source,
+            conversation_id,
+            Path(root) if root else None,
+            windows=self.settings.context,
+        )

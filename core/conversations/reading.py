@@ -7,7 +7,6 @@ its agent's transcript through its :class:`~core.conversations.sources.MessageSo
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Sequence
 from datetime import datetime
@@ -52,7 +51,6 @@ if TYPE_CHECKING:
     pass
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 MAX_FIND_CHARS = 200  # what find_message looks for: a phrase, not a document
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -48,7 +47,6 @@ if TYPE_CHECKING:
     from core.runners.base import Runner
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 DETACHED_POLL_S = 0.1  # how often a handle of a detached run reads it back while waiting
 # The history events a role's judged return makes (one or the other).
 RETURN_EVENT_KINDS = (

@@ -6,7 +6,6 @@ Owns the order of a launch: validate, plan every item, then record and start eac
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
     from core.runners.base import Runner
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 
 
 class Launcher(Wing):
@@ -81,7 +79,7 @@ class Launcher(Wing):
         call mints fresh run ids; a follow-up keeps its conversation id.
         ``mode="detached"``: each run is handed to a worker process of its own
         and this returns once it is recorded; the handles follow the run
-        through the store (see :meth:`_launch_detached`).
+        through the store (see :meth:`DetachedRuns.launch`).
 
         ``parent_id``: each launch is a sub-agent of that session (seed 004):
         its own window, clamped when its model's is below the parent's (a
@@ -100,7 +98,7 @@ class Launcher(Wing):
         ``roles`` (launches only, one per launch in order): each launch runs as that
         role of its group (seed 002). Its first prompt gets the prior hand-off block
         and the hand-off protocol; when its run ends, its final message is judged,
-        routed and recorded (:meth:`return_step`) and ``ReturnAccepted`` or
+        routed and recorded (:meth:`RunCloser.return_step`) and ``ReturnAccepted`` or
         ``ReturnRejected`` goes out, before the handle's ``wait()`` returns.
         """
         from core.returns.launch import check_roles

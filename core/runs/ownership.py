@@ -7,7 +7,6 @@ lagging one-run owner on this host) and when a silent owner's run is interrupted
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import signal
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
     from core.store.runs import RunInFlight
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 STOP_WAIT_S = 10.0  # how long stop_run waits for another process to close its run
 STOP_POLL_S = 0.05
 SIGNAL_AFTER_BEATS = 2  # a one-run owner that has not stopped by then gets SIGTERM

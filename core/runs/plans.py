@@ -6,7 +6,6 @@ Owns the checks that refuse a launch or a follow-up without touching the store.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
     from core.runners.base import Runner
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 
 
 def expand_cwd(cwd: str) -> Path:

@@ -7,7 +7,6 @@ follow-up's prompt carries (notes and capsule gaps told since its last run).
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable
 from datetime import datetime
 from pathlib import Path
@@ -54,7 +53,6 @@ if TYPE_CHECKING:
     from core.runners.base import Runner
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 TITLE_CHARS = 80
 
 

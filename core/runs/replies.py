@@ -5,7 +5,6 @@ Owns the exact counts still being taken per run, applied when the run closes.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, TypeVar
 
 from core.clock import to_us
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     from core.runners import MessageOut, RunRequest
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 
 
 class RunReplies(Wing):
