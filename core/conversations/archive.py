@@ -5,31 +5,20 @@ Owns the rules for a session's name and for what an archive operation may touch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from core.clock import to_us
 from core.conversations.ids import SessionIds
 from core.demo_ids import demo_id
-from core.errors import (
-    InvalidRequest,
-)
-from core.events import (
-    SessionDismissed,
-    SessionPurged,
-    SessionRenamed,
-    SessionRestored,
-)
-from core.models import (
-    Session,
-    SessionsRequest,
-)
+from core.errors import InvalidRequest
+from core.events import SessionDismissed, SessionPurged, SessionRenamed, SessionRestored
+from core.models import Session, SessionsRequest
 from core.requests import validate
 from core.services import CoreServices, Wing
 
 if TYPE_CHECKING:
     pass
 
-T = TypeVar("T")
 NAME_CHARS = 200  # a session's name, at most
 DEMO_CLEAR_BATCH = 500  # demo ids looked for at once by clear_demo
 

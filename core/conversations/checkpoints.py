@@ -6,33 +6,20 @@ Owns the rule that only a conversation delegate keeps itself is rewound or copie
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from core.clock import to_us
 from core.conversations.archive import session_name
 from core.conversations.ids import MIN_ID_PREFIX, SessionIds
 from core.conversations.sources import CLI_RUNNERS, message_source
-from core.errors import (
-    AgentBusy,
-    AmbiguousId,
-    InvalidRequest,
-    UnknownCheckpoint,
-)
-from core.events import (
-    CheckpointMarked,
-)
-from core.models import (
-    Checkpoint,
-    Session,
-    SessionState,
-)
+from core.errors import AgentBusy, AmbiguousId, InvalidRequest, UnknownCheckpoint
+from core.events import CheckpointMarked
+from core.models import Checkpoint, Session, SessionState
 from core.requests import printable, storable
 from core.services import CoreServices, Wing
 
 if TYPE_CHECKING:
     pass
-
-T = TypeVar("T")
 
 
 def checkpoint_label(label: str | None) -> str:

@@ -7,20 +7,15 @@ prefix of ``MIN_ID_PREFIX`` characters; ambiguity and absence are typed errors.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-from core.errors import (
-    AmbiguousId,
-    DelegateError,
-    UnknownConversation,
-)
+from core.errors import AmbiguousId, DelegateError, UnknownConversation
 from core.requests import printable, storable
 from core.services import Wing
 
 if TYPE_CHECKING:
     pass
 
-T = TypeVar("T")
 # Ids people type: a unique prefix of this many characters names a session.
 MIN_ID_PREFIX = 6
 # Ids we print: at least this long, longer where another session shares the prefix.

@@ -9,20 +9,17 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from core import ids
 from core.conversations.reading import SessionReader
-from core.models import (
-    Session,
-)
+from core.models import Session
 from core.services import CoreServices, Wing
 
 if TYPE_CHECKING:
     from core.runners import RunRequest
     from core.sources.report import ImportProgress, ImportReport
 
-T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 

@@ -11,19 +11,14 @@ import os
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from core import cursors
 from core.clock import to_us
 from core.conversations.ids import SessionIds
 from core.conversations.sources import message_source
-from core.errors import (
-    InvalidRequest,
-)
-from core.events import (
-    CapsuleGap,
-    HistoryEvent,
-)
+from core.errors import InvalidRequest
+from core.events import CapsuleGap, HistoryEvent
 from core.models import (
     DEFAULT_MESSAGE_PAGE,
     DEFAULT_SEARCH_PAGE,
@@ -50,7 +45,6 @@ from core.services import CoreServices, Wing
 if TYPE_CHECKING:
     pass
 
-T = TypeVar("T")
 MAX_FIND_CHARS = 200  # what find_message looks for: a phrase, not a document
 
 

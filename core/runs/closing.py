@@ -9,40 +9,23 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from core.clock import to_us
-from core.errors import (
-    DelegateError,
-    UnknownConversation,
-)
-from core.events import (
-    CapsuleGap,
-    DelegateFinished,
-    FollowUpCompleted,
-    HistoryEvent,
-)
-from core.models import (
-    Role,
-    Run,
-    RunStatus,
-    Session,
-    Usage,
-)
+from core.errors import DelegateError, UnknownConversation
+from core.events import CapsuleGap, DelegateFinished, FollowUpCompleted, HistoryEvent
+from core.models import Role, Run, RunStatus, Session, Usage
 from core.redact import redact
 from core.runs.in_flight import RunsInFlight
 from core.runs.replies import RunReplies
 from core.services import CoreServices, Wing
-from core.store import (
-    NewMessage,
-)
+from core.store import NewMessage
 
 if TYPE_CHECKING:
     from core.returns.launch import PreparedRole
     from core.returns.model import AgentRole, ReturnStep
     from core.runners import RunCompleted, RunFailed, RunRequest
 
-T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 

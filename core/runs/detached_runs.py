@@ -10,13 +10,10 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from core import process_identity
-from core.errors import (
-    DelegateError,
-    NotRunning,
-)
+from core.errors import DelegateError, NotRunning
 from core.events import (
     DelegateLaunched,
     FollowUpStarted,
@@ -24,13 +21,7 @@ from core.events import (
     ReturnAccepted,
     ReturnRejected,
 )
-from core.models import (
-    Run,
-    RunKind,
-    RunStatus,
-    Session,
-    SessionMode,
-)
+from core.models import Run, RunKind, RunStatus, Session, SessionMode
 from core.runs.closing import RunCloser
 from core.runs.driver import RunDriver
 from core.runs.handle import RunHandle
@@ -46,7 +37,6 @@ if TYPE_CHECKING:
     from core.runners import RunRequest
     from core.runners.base import Runner
 
-T = TypeVar("T")
 DETACHED_POLL_S = 0.1  # how often a handle of a detached run reads it back while waiting
 # The history events a role's judged return makes (one or the other).
 RETURN_EVENT_KINDS = (

@@ -8,26 +8,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from core import process_identity
 from core.conversations.importing import TranscriptImports
-from core.errors import (
-    RunnerUnavailable,
-)
-from core.events import (
-    HistoryEvent,
-    RunActivity,
-    RunOutput,
-)
-from core.models import (
-    Message,
-    Role,
-    Run,
-    RunKind,
-    RunStatus,
-    Usage,
-)
+from core.errors import RunnerUnavailable
+from core.events import HistoryEvent, RunActivity, RunOutput
+from core.models import Message, Role, Run, RunKind, RunStatus, Usage
 from core.runs.closing import RunCloser
 from core.runs.handle import CANCELLED_BY_USER, AfterTurn, RunHandle
 from core.runs.in_flight import RunsInFlight, uncancellable
@@ -39,7 +26,6 @@ if TYPE_CHECKING:
     from core.runners import RunCompleted, RunFailed, RunRequest
     from core.runners.base import Runner
 
-T = TypeVar("T")
 log = logging.getLogger(__name__)
 ACTIVITY_INTERVAL_S = 0.25  # at most this often a run's live output is stored
 # Stored messages sent to a stateless endpoint (openai_compat) with each prompt.

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from core import process_identity
 from core.clock import to_us
-from core.models import (
-    OwnerKind,
-)
+from core.models import OwnerKind
 from core.runs.handle import AfterTurn, RunHandle
 from core.services import CoreServices, Wing
 

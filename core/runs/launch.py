@@ -8,18 +8,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from core.conversations.ids import SessionIds
-from core.errors import (
-    InvalidRequest,
-)
-from core.models import (
-    AgentRequest,
-    RunKind,
-    Session,
-    SessionMode,
-)
+from core.errors import InvalidRequest
+from core.models import AgentRequest, RunKind, Session, SessionMode
 from core.requests import validate
 from core.runs.detached_runs import DetachedRuns
 from core.runs.driver import RunDriver
@@ -34,8 +27,6 @@ if TYPE_CHECKING:
     from core.returns.launch import PreparedRole
     from core.returns.model import RoleLaunch
     from core.runners.base import Runner
-
-T = TypeVar("T")
 
 
 class Launcher(Wing):

@@ -9,27 +9,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal
 
 from core import process_identity
 from core.clock import to_us
 from core.conversations.ids import AMBIGUOUS_SHOWN, MIN_ID_PREFIX, SessionIds
-from core.errors import (
-    AmbiguousId,
-    InvalidRequest,
-    NotRunning,
-    UnknownConversation,
-    UnknownRun,
-)
-from core.events import (
-    RunInterrupted,
-)
-from core.models import (
-    MAX_PAGE,
-    ONE_RUN_OWNERS,
-    Run,
-    RunStatus,
-)
+from core.errors import AmbiguousId, InvalidRequest, NotRunning, UnknownConversation, UnknownRun
+from core.events import RunInterrupted
+from core.models import MAX_PAGE, ONE_RUN_OWNERS, Run, RunStatus
 from core.requests import printable, storable
 from core.runs.handle import StopOutcome
 from core.runs.in_flight import RunsInFlight
@@ -38,7 +25,6 @@ from core.services import CoreServices, Wing
 if TYPE_CHECKING:
     from core.store.runs import RunInFlight
 
-T = TypeVar("T")
 STOP_WAIT_S = 10.0  # how long stop_run waits for another process to close its run
 STOP_POLL_S = 0.05
 SIGNAL_AFTER_BEATS = 2  # a one-run owner that has not stopped by then gets SIGTERM

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from core import ids
 from core.conversations.ids import SessionIds
@@ -21,10 +21,7 @@ from core.errors import (
     SessionNotReady,
     UnknownAgent,
 )
-from core.models import (
-    Session,
-    SessionState,
-)
+from core.models import Session, SessionState
 from core.services import CoreServices, Wing
 
 if TYPE_CHECKING:
@@ -32,8 +29,6 @@ if TYPE_CHECKING:
     from core.returns.launch import PreparedRole
     from core.returns.model import RoleLaunch
     from core.runners.base import Runner
-
-T = TypeVar("T")
 
 
 def expand_cwd(cwd: str) -> Path:

@@ -16,9 +16,7 @@ from core import process_identity
 from core.clock import to_us
 from core.conversations.archive import SessionArchive
 from core.conversations.sources import message_source
-from core.errors import (
-    DelegateError,
-)
+from core.errors import DelegateError
 from core.events import (
     CapsuleGap,
     CapsuleInjected,
@@ -40,11 +38,7 @@ from core.models import (
 from core.runs.handle import CANCELLED_BY_USER
 from core.runs.in_flight import RunsInFlight, uncancellable
 from core.services import CoreServices, Wing
-from core.store import (
-    NewMessage,
-    NewRun,
-    NewSession,
-)
+from core.store import NewMessage, NewRun, NewSession
 
 if TYPE_CHECKING:
     from core.capsules.launch import PreparedCapsule

@@ -5,20 +5,16 @@ Owns the exact counts still being taken per run, applied when the run closes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from core.clock import to_us
 from core.redact import redact
 from core.services import CoreServices, Wing
-from core.store import (
-    NewMessage,
-)
+from core.store import NewMessage
 
 if TYPE_CHECKING:
     from core.context.counting import PendingCounts
     from core.runners import MessageOut, RunRequest
-
-T = TypeVar("T")
 
 
 class RunReplies(Wing):
