@@ -1,3 +1,76 @@
-"""The history pane: a timeline of cells, one per history event (newest at the bottom)."""
+"""The history pane: a timeline of cells, one per history event (newest at the bottom).
 
-from tui.widgets.history.timeline import *  # noqa: F403
+``cells``: one event drawn from its description (``core.event_text``), and the cell
+type each event reads as; ``timeline``: the cells on show, each event once.
+"""
+
+from tui.widgets.history.cells import (
+    CapsuleGapCell,
+    CapsuleInjectedCell,
+    CapsuleSavedCell,
+    CapsuleStaleCell,
+    ChainEndedCell,
+    CheckpointCell,
+    ChildClampedCell,
+    Clock,
+    ContextThresholdCell,
+    DelegateFinishedCell,
+    DelegateLaunchedCell,
+    FollowUpCompletedCell,
+    FollowUpStartedCell,
+    HandoffFailedCell,
+    HandoffModifiedCell,
+    HandoffSettledCell,
+    HandoffWrittenCell,
+    HistoryCell,
+    ReturnAcceptedCell,
+    ReturnRejectedCell,
+    RunCancelledCell,
+    RunFailedCell,
+    RunInterruptedCell,
+    SessionContinuedCell,
+    SessionDismissedCell,
+    SessionPurgedCell,
+    SessionRenamedCell,
+    SessionRestoredCell,
+    cell_for,
+    cell_type,
+)
+from tui.widgets.history.timeline import EventKey, HistoryLoader, HistoryTimeline, event_key
+
+__all__ = [
+    "CapsuleGapCell",
+    "CapsuleInjectedCell",
+    "CapsuleSavedCell",
+    "CapsuleStaleCell",
+    "ChainEndedCell",
+    "CheckpointCell",
+    "ChildClampedCell",
+    "Clock",
+    "ContextThresholdCell",
+    "DelegateFinishedCell",
+    "DelegateLaunchedCell",
+    "EventKey",
+    "FollowUpCompletedCell",
+    "FollowUpStartedCell",
+    "HandoffFailedCell",
+    "HandoffModifiedCell",
+    "HandoffSettledCell",
+    "HandoffWrittenCell",
+    "HistoryCell",
+    "HistoryLoader",
+    "HistoryTimeline",
+    "ReturnAcceptedCell",
+    "ReturnRejectedCell",
+    "RunCancelledCell",
+    "RunFailedCell",
+    "RunInterruptedCell",
+    "SessionContinuedCell",
+    "SessionDismissedCell",
+    "SessionPurgedCell",
+    "SessionRenamedCell",
+    "SessionRestoredCell",
+    "cell_for",
+    "cell_type",
+    "event_key",
+]
