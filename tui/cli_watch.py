@@ -24,38 +24,14 @@ from core.atomic_files import disk_full_as_error, is_disk_full
 from core.errors import DiskFull
 from core.events import (
     BusEvent,
-    CapsuleGap,
-    CapsuleInjected,
-    CapsuleSaved,
-    CapsuleStale,
-    ChainEnded,
-    CheckpointMarked,
-    ChildClamped,
-    ContextThresholdCrossed,
-    DelegateFinished,
-    DelegateLaunched,
-    FollowUpCompleted,
-    FollowUpStarted,
-    HandoffFailed,
-    HandoffModified,
-    HandoffSettled,
-    HandoffWritten,
-    ReturnAccepted,
-    ReturnRejected,
-    RunInterrupted,
+    RunActivity,
     RunOutput,
     RunsChanged,
-    SessionContinued,
-    SessionDismissed,
-    SessionPurged,
-    SessionRenamed,
-    SessionRestored,
     SessionsChanged,
     WatchStatus,
 )
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact
-from tui.formatting import handoff_outcome_line
 
 LOG_FILENAME = "watch.log"
 LOG_BYTES, LOG_BACKUPS = 1_000_000, 3
@@ -264,157 +240,18 @@ def _what(event: BusEvent) -> str:
             role = "leader" if event.leader else "follower"
             why = f" — {event.reason}" if event.reason else ""
             return f"{role}; transcripts: {event.transcripts}{why}"
-        case DelegateLaunched():
-            return f"launched {_short(event.conversation_id)} on {event.agent_id}"
-        case DelegateFinished():
-            return f"finished {_short(event.conversation_id)}: {event.status.value}"
-        case FollowUpStarted():
-            return f"follow-up on {_short(event.conversation_id)}"
-        case FollowUpCompleted():
-            return f"follow-up on {_short(event.conversation_id)}: {event.status.value}"
-        case SessionDismissed():
-            return f"archived {_short(event.conversation_id)}"
-        case SessionRestored():
-            return f"restored {_short(event.conversation_id)}"
-        case SessionRenamed():
-            return f"renamed {_short(event.conversation_id)}"
-        case SessionPurged():
-            return f"purged {_short(event.conversation_id)}"
-        case RunInterrupted():
-            return f"run {_short(event.run_id)} on {_short(event.conversation_id)} interrupted"
-        case ContextThresholdCrossed():
-            return (
-                f"context of {_short(event.conversation_id)} at {event.percent:.0f}%:"
-                f" {event.level.value} level crossed"
-            )
-        case ChildClamped():
-            return (
-                f"sub-agent {_short(event.child_id)} of {_short(event.conversation_id)}"
-                f" clamped to {event.limit_tokens:,} tokens"
-            )
-        case HandoffWritten():
-            waits = " (waiting for a person)" if event.pending else ""
-            return (
-                f"hand-off of {_short(event.conversation_id)} written{waits}: {_path(event.path)}"
-            )
-        case HandoffFailed():
-            return f"hand-off of {_short(event.conversation_id)} failed ({event.stage})"
-        case HandoffModified():
-            return f"hand-off changed on disk, not injected (review it): {_path(event.path)}"
-        case HandoffSettled():
-            return handoff_outcome_line(event.outcome)
-        case SessionContinued():
-            return f"{_short(event.conversation_id)} continues in {_short(event.successor_id)}"
-        case CheckpointMarked():
-            where = f"{_short(event.conversation_id)} at message {event.seq}"
-            if event.forked_to:
-                return f"forked {_short(event.forked_to)} from {where}"
-            if event.restored:
-                return f"restored {where}"
-            return f"checkpoint marked in {where}"
-        case CapsuleSaved():
-            how = "drafted (waiting for review)" if event.draft else "saved"
-            by = f" by {_short(event.conversation_id)}" if event.conversation_id else ""
-            return f"{_capsule(event.document_id)} {how}{by}: {_path(event.path)}"
-        case CapsuleInjected():
-            accepted = f" (accepted {', '.join(event.accepted)})" if event.accepted else ""
-            return (
-                f"launched {_short(event.conversation_id)} with {_capsule(event.document_id)}"
-                f" · digest {_short(event.digest.removeprefix('sha256:'))}{_safe(accepted)}"
-            )
-        case CapsuleGap():
-            return (
-                f"{_short(event.conversation_id)} reports a gap in"
-                f" {_capsule(event.document_id)}: {_first_line(event.note)}"
-            )
-        case CapsuleStale():
-            changed = len(event.changed)
-            return (
-                f"{_capsule(event.document_id)} stale: {changed} file{'s' if changed != 1 else ''}"
-                f" changed ({_paths(event.changed)}): {_path(event.path)}"
-            )
-        case ReturnAccepted():
-            return f"return of {_short(event.conversation_id)} accepted: {_display(event)}"
-        case ReturnRejected():
-            return (
-                f"return of {_short(event.conversation_id)} ({_role(event.role)}, group"
-                f" {_one(event.group_id)} of {_one(event.artifacts_session)}) rejected:"
-                f" {_rule(event.rule)} — {_first_line(event.reason)} · {event.tokens:,} tokens"
-            )
-        case ChainEnded():
-            steps = f"{event.steps} step{'s' if event.steps != 1 else ''}"
-            return (
-                f"chain of group {_one(event.group_id)} of {_one(event.artifacts_session)}"
-                f" ended after {steps} at {_one(event.final_status)}: {_reason(event.reason)}"
-            )
-    return event.kind
+        case RunOutput() | RunActivity():
+            return event.kind
+        case _:
+            # deferred: the words of every event kind are for the lines printed
+            from core.event_text.catalog import describe
 
-
-def _display(event: ReturnAccepted) -> str:
-    from tui.returns_look import accepted_line
-
-    return accepted_line(event)
-
-
-def _one(text: str) -> str:
-    from tui.returns_look import one_line
-
-    return one_line(text)
-
-
-def _role(role: str) -> str:
-    from tui.returns_look import role_label
-
-    return role_label(role)
-
-
-def _rule(rule: str) -> str:
-    from tui.returns_look import rule_words
-
-    return rule_words(rule)
-
-
-def _reason(reason: str) -> str:
-    from tui.returns_look import chain_reason
-
-    return chain_reason(reason)
-
-
-def _short(ident: str) -> str:
-    from tui.safe_text import visible
-
-    return visible(ident[:8])
-
-
-def _path(path: str) -> str:
-    from tui.safe_text import visible
-
-    return visible(path)
-
-
-def _safe(text: str) -> str:
-    from tui.safe_text import visible
-
-    return visible(text)
-
-
-def _first_line(text: str) -> str:
-    from tui.safe_text import first_line
-
-    return first_line(text, 100)
-
-
-def _capsule(document_id: str) -> str:
-    return f"capsule {_short(document_id)}"
-
-
-def _paths(paths: tuple[str, ...]) -> str:
-    shown = ", ".join(_path(p) for p in paths[:IDS_SHOWN])
-    more = len(paths) - IDS_SHOWN
-    return f"{shown} (+{more})" if more > 0 else shown
+            return describe(event).line
 
 
 def _ids(ids: tuple[str, ...]) -> str:
-    shown = ", ".join(_short(i) for i in ids[:IDS_SHOWN])
+    from core.event_text.words import shown_id
+
+    shown = ", ".join(shown_id(i) for i in ids[:IDS_SHOWN])
     more = len(ids) - IDS_SHOWN
     return f"{shown} (+{more})" if more > 0 else shown

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
+from core.event_text.outcomes import handoff_outcome_line as handoff_outcome_line
+from core.event_text.words import ESTIMATE as ESTIMATE
+from core.event_text.words import capsule_label as capsule_label
+from core.event_text.words import message_number as message_number
+from core.event_text.words import short_id as short_id
+from core.event_text.words import tokens as tokens
 from core.events import ContextThresholdCrossed
-from core.models import (
-    ContextLevel,
-    ContextUsage,
-    HandoffOutcome,
-    HandoffResult,
-    Message,
-    Role,
-)
+from core.models import ContextLevel, ContextUsage, Message, Role
 from tui.ages import ago as ago  # re-exported: the formats' one place to look
-from tui.safe_text import first_line, visible
-
-
-def tokens(n: int) -> str:
-    """Compact token count: 950, 42k, 1.2M."""
-    if n < 1000:
-        return str(n)
-    if n < 1_000_000:
-        return f"{n / 1000:.0f}k" if n >= 10_000 else f"{n / 1000:.1f}k".replace(".0k", "k")
-    return f"{n / 1_000_000:.1f}M"
+from tui.safe_text import first_line
 
 
 def size(n: int) -> str:
@@ -35,7 +25,6 @@ def size(n: int) -> str:
 
 
 UNKNOWN_USAGE = "usage unknown"
-ESTIMATE = "≈"
 
 
 def meter(context: ContextUsage) -> str:
@@ -82,79 +71,6 @@ def crossing_line(event: ContextThresholdCrossed) -> str:
         f" ({event.used_tokens:,} / {event.limit_tokens:,} tokens);"
         f" {CROSSING_WORDS[event.level]}"
     )
-
-
-def handoff_outcome_line(outcome: HandoffOutcome) -> str:
-    """What a hand-off did, in one line a person can act on (the CLI, ``delegate watch``,
-    the panel's history): written or not and where, continued in whom or waiting, and
-    what follows a failure. Paths and reasons are shown safe (no control characters)."""
-    line = _outcome_line(outcome)
-    if outcome.elsewhere and outcome.result is not HandoffResult.ALREADY:
-        line += f" (kept under delegate's data folder because {visible(outcome.elsewhere)})"
-    return line
-
-
-def _outcome_line(outcome: HandoffOutcome) -> str:
-    who = f"session {short_id(outcome.conversation_id)}"
-    path = visible(outcome.document.path) if outcome.document else ""
-    continue_it = f"`delegate handoff continue {path}`"
-    failure = visible(outcome.failure or "")
-    match outcome.result:
-        case HandoffResult.CONTINUED:
-            return (
-                f"{who}: hand-off written to {path}; its work continues in session"
-                f" {outcome.successor_id}"
-            )
-        case HandoffResult.PENDING:
-            note = f" (see {visible(outcome.pending_note)})" if outcome.pending_note else ""
-            return (
-                f"{who}: hand-off written to {path}; waiting for you to continue it{note}:"
-                f" {continue_it}"
-            )
-        case HandoffResult.SPAWN_FAILED:
-            note = (
-                f"{visible(outcome.pending_note)} says how"
-                if outcome.pending_note
-                else "no pending note could be written"
-            )
-            return (
-                f"{who}: hand-off written to {path} but NOT continued ({failure}); it waits for"
-                f" you: {note}, or run {continue_it}"
-            )
-        case HandoffResult.WRITE_FAILED:
-            force = f"{outcome.force_percent}%" if outcome.force_percent else "the force level"
-            folder = visible(outcome.folder or "its folder")
-            return (
-                f"{who}: hand-off NOT written under {folder} ({failure}); it keeps working and is"
-                f" asked again after its next turn, past {force} delegate sends it nothing more;"
-                f" write one with `delegate handoff write {outcome.conversation_id}` or risk"
-                " losing its context"
-            )
-        case HandoffResult.ALREADY:
-            return (
-                f"{who} was handed off before: its work continues in session {outcome.successor_id}"
-            )
-        case HandoffResult.NOT_DONE:
-            return f"{who}: no hand-off this time ({failure})"
-
-
-def message_number(seq: int) -> str:
-    """``#3``: a stored message's place as the panel numbers messages (#1 is the first;
-    ``seq`` counts from 0)."""
-    return f"#{max(0, seq) + 1}"
-
-
-def short_id(conversation_id: str) -> str:
-    return conversation_id[:8]
-
-
-def capsule_label(document_id: str, digest: str | None) -> str:
-    """``capsule 1a2b3c4d · digest 9f86d081``: a capsule as one safe phrase (the digest's
-    ``sha256:`` prefix dropped; none recorded, none shown)."""
-    label = f"capsule {visible(short_id(document_id))}"
-    if digest:
-        label += f" · digest {visible(digest.removeprefix('sha256:')[:8])}"
-    return label
 
 
 def tool_label(message: Message) -> str | None:
