@@ -40,13 +40,7 @@ from core.atomic_files import disk_full_as_error
 from core.config import ContextSettings
 from core.context.windows import window_for
 from core.errors import ImportBusy, StoreBusy
-from core.models import WindowSource
-from core.search.indexing import TranscriptIndexer, TranscriptTexts
-from core.sources import claude
-from core.sources import files as discovery
-from core.sources.common import SessionFacts, clamp_us
-from core.sources.listing import sketch_batch
-from core.sources.report import (
+from core.importing.report import (
     FileSkips,
     ImportProgress,
     ImportReport,
@@ -54,6 +48,12 @@ from core.sources.report import (
     UnknownLineType,
     UnreadableFile,
 )
+from core.models import WindowSource
+from core.search.indexing import TranscriptIndexer, TranscriptTexts
+from core.sources import claude
+from core.sources import files as discovery
+from core.sources.common import SessionFacts, clamp_us
+from core.sources.listing import sketch_batch
 from core.sources.safe_files import is_utf8_name
 from core.sources.worker import FileResult, FileTask, parse_batch, start_worker
 from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store

@@ -136,7 +136,7 @@ class HookQueue:
         self.on_imported = on_imported
 
     async def on_tick(self, supervisor: SupervisorView) -> None:
-        from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+        from core.importing.importer import import_transcript  # deferred: multiprocessing et al.
 
         store = supervisor.orchestrator.store
         queued = await asyncio.to_thread(take_deferred, store.path.parent)

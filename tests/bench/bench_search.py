@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_import import build_corpus  # noqa: E402
 
+from core.importing.importer import import_sources  # noqa: E402
 from core.orchestrator import AgentOrchestrator  # noqa: E402
-from core.sources.importer import import_sources  # noqa: E402
 
 Out = Callable[[str], None]
 QUERIES = {
