@@ -315,11 +315,6 @@ class ContextMonitor:
         if late:
             await asyncio.wait(late)
 
-    @property
-    def handing_off(self) -> tuple[str, ...]:
-        """Sessions whose hand-off is in flight now."""
-        return tuple(self._in_flight)
-
 
 async def _session_or_none(orchestrator: AgentOrchestrator, conversation_id: str) -> Session | None:
     try:
