@@ -1,4 +1,4 @@
-"""Benchmark of full-content search for issue 9 ("Type to search everything").
+"""Benchmark of full-content search (type to search everything).
 
 On the import benchmark's corpus (tests/bench/bench_import.py: every real main
 session of ``tests/fixtures/realdata`` copied K times, K=300: 3,900 files,
