@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 
+from core import one_line
+from core.one_line import clipped
+
 # C0 controls except tab and newline, DEL, and C1 controls.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -31,6 +34,5 @@ def clip_lines(text: str, max_lines: int) -> tuple[str, int]:
 
 
 def first_line(text: str, width: int = 80) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    line = visible(line)
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """The first non-blank line, visible and clipped to ``width`` characters."""
+    return clipped(visible(one_line.first_line(text)), width)
