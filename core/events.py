@@ -8,10 +8,8 @@ in one place. History events are also stored, so a new panel can show the past.
 # annotations`): pydantic would otherwise evaluate each string itself, which costs
 # about twice as much, and these classes are made before the panel's first frame.
 
-import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -391,14 +389,13 @@ Listener = Callable[[BusEvent], None]
 
 
 class EventBus:
-    """Fan-out of events to callbacks and async subscribers.
+    """Fan-out of events to the callbacks of every front end that listens.
 
-    A slow subscriber never blocks publishing: each has its own unbounded queue.
+    A listener that raises is logged and the others still hear the event.
     """
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
-        self._queues: list[asyncio.Queue[BusEvent]] = []
 
     def add_listener(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener`` for every event; returns a function that removes it."""
@@ -411,14 +408,3 @@ class EventBus:
                 listener(event)
             except Exception:  # one broken front end must not stop the others
                 log.exception("event listener failed on %s", event.kind)
-        for queue in self._queues:
-            queue.put_nowait(event)
-
-    @contextlib.asynccontextmanager
-    async def subscribe(self) -> AsyncIterator[asyncio.Queue[BusEvent]]:
-        queue: asyncio.Queue[BusEvent] = asyncio.Queue()
-        self._queues.append(queue)
-        try:
-            yield queue
-        finally:
-            self._queues.remove(queue)

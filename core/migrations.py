@@ -87,7 +87,7 @@ CREATE TABLE dismissed (
     dismissed_at     INTEGER NOT NULL
 )
 """,
-    # Issue 4: the incremental import index (one row per transcript file another
+    # The incremental import index (one row per transcript file another
     # agent wrote) and the last import reports. See docs/import.md.
     2: """
 CREATE TABLE source_files (
@@ -116,11 +116,11 @@ CREATE TABLE import_reports (
     report       TEXT NOT NULL
 )
 """,
-    # Issue 4: what an agent CLI wrote to stderr (its last 64 KiB), kept on the run.
+    # What an agent CLI wrote to stderr (its last 64 KiB), kept on the run.
     3: """
 ALTER TABLE runs ADD COLUMN stderr TEXT
 """,
-    # Issues 7 and 15: a run's owner as host identity + pid + start time (a
+    # Robust ownership: a run's owner as host identity + pid + start time (a
     # reused pid or a reboot is a dead owner), and the agent CLI it started.
     # Hot paths answered by indexes and counters: sessions with a run in flight,
     # the fullest contexts, sessions and bytes by state (kept by triggers, so
@@ -162,7 +162,7 @@ BEGIN
         WHERE state = NEW.state;
 END
 """,
-    # Issue 8: the change feed and leases. Every insert or update of a session
+    # The change feed and leases. Every insert or update of a session
     # or a run takes the next number of one counter (``change_counter``) into
     # its ``change_seq``; a session deleted (dismissed) or re-keyed leaves its
     # old id in ``session_removals``. A watcher reads only rows past its cursor.
@@ -227,7 +227,7 @@ CREATE TABLE leases (
     expires_at  INTEGER NOT NULL
 )
 """,
-    # Issue 9: full-content search. One row per searchable text (a title, a
+    # Full-content search. One row per searchable text (a title, a
     # prompt, the assistant's text; never tool output) in ``search_docs``,
     # indexed by the external-content FTS5 table ``search_fts``. Titles and our
     # own messages are indexed by triggers; imported transcripts by the importer
@@ -304,7 +304,7 @@ INSERT INTO search_docs (conversation_id, kind, at, body)
 INSERT INTO search_fts (search_fts) VALUES ('rebuild');
 UPDATE source_files SET size = -1, parse_state = '{}'
 """,
-    # Issue 8: runs owned and stoppable from anywhere. The owner beats every few
+    # Runs owned and stoppable from anywhere. The owner beats every few
     # seconds (a run whose beat is older than the grace period is interrupted by
     # whoever sees it), a stop from another process sets the cancel flag its
     # owner reads on the next beat, and the live tail of the reply and of the
@@ -336,7 +336,7 @@ BEGIN
         WHERE rowid = NEW.rowid;
 END
 """,
-    # Issue 9: a session's name, the archive, warm-up sub-agents, the created
+    # A session's name, the archive, warm-up sub-agents, the created
     # order. Dismissing now archives (``archived_at``, µs) instead of deleting;
     # purging deletes and tombstones as dismissing did. The state counters count
     # only sessions outside the archive. ``sessions_children`` pages a parent's
@@ -376,7 +376,7 @@ BEGIN
         WHERE state = NEW.state AND NEW.archived_at IS NULL;
 END
 """,
-    # Issue 9: search that answers fast and costs little at import. An imported
+    # Search that answers fast and costs little at import. An imported
     # transcript's texts are packed into parts of some KB (``marks``: each
     # text's role and time), so FTS5 writes and ranks far fewer rows; imported
     # sessions' titles are indexed by the importer in its one FTS5 statement
@@ -444,7 +444,7 @@ CREATE TRIGGER search_docs_delete AFTER DELETE ON search_docs BEGIN
 END;
 INSERT INTO search_fts (search_fts) VALUES ('rebuild');
 """,
-    # Issue 9: how sure a session's context figure is. ``context_known`` is 0 when
+    # How sure a session's context figure is. ``context_known`` is 0 when
     # the agent recorded no usage at all ("usage unknown", never "0 used");
     # ``context_estimated`` is 1 after a compaction until it records usage again
     # (the figure is then the summary's size, shown with "≈"). Transcripts are
@@ -454,7 +454,7 @@ ALTER TABLE sessions ADD COLUMN context_known INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE sessions ADD COLUMN context_estimated INTEGER NOT NULL DEFAULT 0;
 UPDATE source_files SET size = -1, parse_state = '{}'
 """,
-    # Issue 10: never run out of context. A session's model and where its window
+    # Never run out of context. A session's model and where its window
     # came from (``window_source``: model | recorded | config | clamp), the parent
     # window a clamp cut it from, its recent tokens per turn; the hand-off chain
     # (``continued_from`` / ``continued_in``) and forks. Per turn a context sample
@@ -571,7 +571,7 @@ CREATE TABLE return_steps (
 );
 CREATE INDEX return_steps_by_run ON return_steps (run_id) WHERE run_id IS NOT NULL;
 """,
-    # Scale (issue 13): a re-scan reads every file's (path, size, mtime_ns) from an index
+    # Scale: a re-scan reads every file's (path, size, mtime_ns) from an index
     # instead of the table (whose rows carry the parse state), and the files with
     # problems, which the import report lists, from a partial index.
     15: """
@@ -579,12 +579,12 @@ CREATE INDEX source_files_stat ON source_files (path, size, mtime_ns);
 CREATE INDEX source_files_problems ON source_files (path)
     WHERE malformed_lines + unknown_lines + oversized_lines > 0 OR last_error IS NOT NULL;
 """,
-    # Every session listed first (issue 13): a session listed from its transcript's head
+    # Every session listed first: a session listed from its transcript's head
     # and tail has its turns, messages and tokens counted once the file is read in full.
     16: """
 ALTER TABLE sessions ADD COLUMN counting INTEGER NOT NULL DEFAULT 0;
 """,
-    # An id delegate printed names its session for life (issue 26): the ids a session
+    # An id delegate printed names its session for life: the ids a session
     # had before its agent re-keyed it (Codex names its own threads), each pointing at
     # the session's id now; they go with the session.
     17: """
@@ -599,13 +599,13 @@ CREATE INDEX session_aliases_by_session ON session_aliases (conversation_id);
     18: """
 CREATE INDEX history_capsule_gaps ON history (at) WHERE kind = 'capsule_gap';
 """,
-    # A session whose hand-off was continued is handed_off (issue 26): those continued
+    # A session whose hand-off was continued is handed_off: those continued
     # before the state was set stayed idle or ready.
     19: """
 UPDATE sessions SET state = 'handed_off'
     WHERE continued_in IS NOT NULL AND state IN ('idle', 'ready');
 """,
-    # Clocks (issue 27): a heartbeat and a lease carry the monotonic reading they were
+    # Clocks: a heartbeat and a lease carry the monotonic reading they were
     # made at and the clock it compares in (boot id and time namespace), so processes
     # of one host judge them by a clock that does not jump; the wall times stay for
     # other hosts. Not in the change feed's trigger: a beat is not a change.

@@ -83,10 +83,6 @@ class Usage(Strict):
     input_tokens: int = 0
     output_tokens: int = 0
 
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
 
 class SessionMetrics(Strict):
     """Shadow metrics of a session: what it weighs and how far it went."""
@@ -376,9 +372,9 @@ class Run(Strict):
     output: str = ""
     error: str | None = None
     stderr: str | None = None  # the tail of an agent CLI's standard error
-    # While it runs (issue 8): the owner's last beat, a stop asked by anyone,
-    # and the live tails other processes show (the reply so far, the last
-    # lines of the agent's stderr) with when output last arrived.
+    # While it runs (owned and stoppable from any process): the owner's last beat,
+    # a stop asked by anyone, and the live tails other processes show (the reply
+    # so far, the last lines of the agent's stderr) with when output last arrived.
     heartbeat_at: datetime | None = None
     cancel_requested: bool = False
     live_output: str | None = None

@@ -2,7 +2,7 @@
 
 Each :class:`Plant` is a kind of credential a secret scanner knows (the kinds of
 gitleaks' and detect-secrets' public rule sets, and the shapes an adversary planted
-in issue 27) with a value of the right shape, generated from a fixed seed: never a
+in a reliability review) with a value of the right shape, generated from a fixed seed: never a
 real key. :func:`planted` puts each value in the contexts secrets leak through:
 bare on a line, in a sentence, in a URL, in JSON (and JSON inside a JSON string),
 in an HTTP header or cookie, in prose ("the password is ..."), in a ``.env`` line.

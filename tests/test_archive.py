@@ -1,4 +1,4 @@
-"""The archive, names, purging and clearing the demo (issue 9), through the orchestrator.
+"""The archive, names, purging and clearing the demo, through the orchestrator.
 
 Dismissing archives: the session leaves the reusable pool with everything
 stored kept, and comes back with ``restore``. Purging frees what we store and

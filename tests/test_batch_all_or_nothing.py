@@ -1,4 +1,4 @@
-"""A batch with one bad item starts none (item 7.19), through the console script."""
+"""A batch with one bad item starts none, through the console script."""
 
 from __future__ import annotations
 

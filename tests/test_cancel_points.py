@@ -1,4 +1,4 @@
-"""A cancel at any await of ``delegate()`` leaves no session running or pending (item 7.5).
+"""A cancel at any await of ``delegate()`` leaves no session running or pending.
 
 The call is driven step by step (a tiny task loop of our own) and
 ``CancelledError`` is thrown in at its k-th suspension, for every k until

@@ -1,4 +1,4 @@
-"""The archive, names, purging and clearing the demo on the command line (issue 9)."""
+"""The archive, names, purging and clearing the demo on the command line."""
 
 from __future__ import annotations
 

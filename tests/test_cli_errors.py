@@ -107,7 +107,7 @@ def test_store_from_a_newer_delegate(tmp_path: Path, capsys: pytest.CaptureFixtu
         assert "newer" in line
 
 
-# --- 7.17: bytes on stdin -------------------------------------------------------
+# --- bytes on stdin -------------------------------------------------------
 
 
 class _Stdin:

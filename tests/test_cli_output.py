@@ -108,7 +108,7 @@ def test_an_error_naming_hostile_input_is_escaped(
     assert "pwned" in out.err
 
 
-# --- 7.3: the list at 80 columns, and piped ------------------------------------
+# --- the list at 80 columns, and piped ------------------------------------
 
 
 def test_piped_list_keeps_full_ids_and_titles(

@@ -1,5 +1,5 @@
 """Turns driven with no supervisor running (``delegate run``, a detached worker) are
-judged against the thresholds too, right after the turn (issue 10 "Thresholds")."""
+judged against the thresholds too, right after the turn (docs/context.md)."""
 
 from __future__ import annotations
 

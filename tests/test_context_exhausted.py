@@ -1,6 +1,6 @@
 """Past the force threshold delegate sends a session no further prompt: every way in
 (orchestrator, JSON tool, CLI, detached) answers ``context_exhausted`` naming where the
-work continues, or how to continue it (seed 003 §7, issue 10 "Thresholds")."""
+work continues, or how to continue it (seed 003 §7, docs/context.md)."""
 
 from __future__ import annotations
 

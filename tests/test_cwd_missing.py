@@ -1,4 +1,4 @@
-"""A run whose working folder does not exist is refused before anything is written (item 7.8)."""
+"""A run whose working folder does not exist is refused before anything is written."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Detached means detached (issue 8): the run lives in a process of its own.
+"""Detached means detached: the run lives in a process of its own.
 
 ``delegate run --detached`` and ``delegate_agent`` with ``mode: "detached"``
 return at once with the run id; the run is owned by a background worker that

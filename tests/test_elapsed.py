@@ -1,4 +1,4 @@
-"""Which clock judges a heartbeat or a lease (core.elapsed, issue 27)."""
+"""Which clock judges a heartbeat or a lease (core.elapsed)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A run owned by another host is judged by whoever meets it (issue 27).
+"""A run owned by another host is judged by whoever meets it.
 
 Its pid means nothing here, so only its heartbeat tells: a command that meets
 such a run (a follow-up, a dismissal, a listing) interrupts it once its beat is

@@ -62,7 +62,7 @@ def test_runners_that_keep_ids_to_themselves_check_nothing() -> None:
 
 @pytest.mark.parametrize("hostile", ["../x", "*", "-p", "a b"])
 def test_a_transcript_is_looked_up_only_under_a_valid_id(tmp_path: Path, hostile: str) -> None:
-    from core.sources.importer import find_transcript
+    from core.importing.importer import find_transcript
 
     project = tmp_path / "projects" / "p"
     project.mkdir(parents=True)

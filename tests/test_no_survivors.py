@@ -1,4 +1,4 @@
-"""Nothing delegate starts outlives it (issue 15, item 8).
+"""Nothing delegate starts outlives it.
 
 ``kill -9`` of ``delegate run`` or ``delegate import``: the agent CLI (and
 what it started), the import's pool workers, their forkserver and resource

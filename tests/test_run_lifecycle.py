@@ -1,4 +1,4 @@
-"""Runs owned and stoppable from anywhere (issue 8): heartbeats, the cancel flag,
+"""Runs owned and stoppable from anywhere: heartbeats, the cancel flag,
 stale runs interrupted with a history cell, live stderr of a run in flight.
 
 Owners are real second processes (``delegate run``, or ``run_owner.py`` where a

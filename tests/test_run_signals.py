@@ -1,4 +1,4 @@
-"""``delegate run`` ends at once on SIGINT, SIGTERM and SIGHUP (issue 7, item 4).
+"""``delegate run`` ends at once on SIGINT, SIGTERM and SIGHUP.
 
 The console script runs in a real subprocess against a gated scripted agent:
 its reply stops half way until a file appears, so the run is in flight for

@@ -1,4 +1,4 @@
-"""Which sessions a listing or a count covers (``SessionScope``) and in what order (issue 9).
+"""Which sessions a listing or a count covers (``SessionScope``) and in what order.
 
 Through the public orchestrator API on a real store: project roots (a folder
 and everything under it, never a sibling sharing its prefix), branch, the

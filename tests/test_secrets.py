@@ -82,7 +82,7 @@ def test_a_failing_agent_leaks_no_secret(home: Path) -> None:
     code, out = _cli(home, "run", "--agent", "claude-code", "hello")
     assert code == 1
     _assert_clean(out, "delegate run")
-    # 7.13: the agent's words and how to fix them, not "(success)".
+    # The agent's words and how to fix them, not "(success)".
     assert "Not logged in" in out
     assert "claude /login" in out
     assert "ANTHROPIC_API_KEY" in out

@@ -183,7 +183,7 @@ def test_first_frame_imports_nothing_it_does_not_draw(tmp_path: Path) -> None:
     early = [name for name in NOT_BEFORE_FIRST_FRAME if _loaded(seen["first"], name)]
     assert early == [], f"imported before the first frame with rows: {early}"
     # The deferred work did run, after that frame: the re-scan and the preview's Markdown.
-    assert _loaded(seen["later"], "core.sources.importer")
+    assert _loaded(seen["later"], "core.importing.importer")
     assert _loaded(seen["later"], "rich.markdown")
     # The garbage collector, paused for the start, is back on once the picker is shown.
     assert seen["collecting"]
@@ -196,10 +196,10 @@ def test_the_first_frame_s_pydantic_classes_have_evaluated_annotations() -> None
 
     import core.config
     import core.events
+    import core.importing.report
     import core.models
-    import core.sources.report
 
-    modules = {m.__name__ for m in (core.config, core.events, core.models, core.sources.report)}
+    modules = {m.__name__ for m in (core.config, core.events, core.models, core.importing.report)}
     pending = list(pydantic.BaseModel.__subclasses__())
     strings = []
     while pending:

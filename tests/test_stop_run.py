@@ -1,4 +1,4 @@
-"""Stop any run of this host, not only this process's own (item 7.7, orchestrator/CLI half)."""
+"""Stop any run of this host, not only this process's own."""
 
 from __future__ import annotations
 

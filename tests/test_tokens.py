@@ -1,4 +1,4 @@
-"""Token counting: exact for ordinary text, bounded for long unbroken runs (issue 7.18)."""
+"""Token counting: exact for ordinary text, bounded for long unbroken runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""After a CLI run: only that run's transcript is imported, after the result (item 7.10)."""
+"""After a CLI run: only that run's transcript is imported, after the result."""
 
 from __future__ import annotations
 

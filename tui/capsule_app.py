@@ -119,20 +119,3 @@ def create_capsule_app(
         check_delay=check_delay,
         cursor_blink=cursor_blink,
     )
-
-
-def run_capsule_editor(
-    data_dir: Path,
-    repo: Path,
-    path: Path | None = None,
-    *,
-    session: str | None = None,
-    settings: Settings | None = None,
-) -> Path | None:
-    """Run the editor until it is left; the path it last saved (None: nothing saved).
-
-    ``settings`` are loaded and checked by the caller before the app exists, so a
-    broken config is one line, never a traceback inside Textual.
-    """
-    app = create_capsule_app(data_dir, repo, path, session, settings=settings)
-    return app.run()

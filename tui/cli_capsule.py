@@ -574,8 +574,8 @@ async def cmd_inbox(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
 
 
 async def cmd_prune(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
+    from core.capsules.pruning import prune_capsules
     from core.capsules.registry import forget_capsules
-    from core.capsules.storage import prune_capsules
 
     removed = await asyncio.to_thread(
         prune_capsules,

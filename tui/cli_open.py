@@ -43,7 +43,7 @@ async def _session(orch: AgentOrchestrator, conversation_id: str) -> Session:
     except UnknownConversation:
         if not ids.is_uuid(conversation_id):
             raise
-    from core.sources.importer import import_transcript  # deferred: only for a new id
+    from core.importing.importer import import_transcript  # deferred: only for a new id
 
     for source in (ids.CLAUDE_CODE, ids.CODEX):
         if await import_transcript(orch.store, source, ids.validate_id(source, conversation_id)):

@@ -226,9 +226,3 @@ def agents_listing(console: Console, agents: Mapping[str, Mapping[str, object]])
             f"{missing}"
         )
         console.print(Text(shown(line)), soft_wrap=True)
-
-
-def error_line(code: str, message: str) -> str:
-    """``delegate: code: message`` on one line, safe for a terminal."""
-    one_line = " ".join(shown(message).split("\n"))
-    return f"delegate: {code}: {one_line}"

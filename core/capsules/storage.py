@@ -1,4 +1,4 @@
-"""Capsule files: where they live, writing one whole, the latest, resolving, pruning.
+"""Capsule files: where they live, writing one whole, the latest, resolving.
 
 A capsule lives at ``<repo>/.delegate/capsules/<branch>/<yyyymmddTHHMMSSZ>.md``
 (UTC, the name is the creation time; ``-2``, ``-3``… when two land in one second).
@@ -17,7 +17,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 from core.atomic_files import disk_full_as_error
@@ -78,7 +78,8 @@ def created_from_name(path: Path) -> datetime | None:
     return datetime.strptime(found.group(1), _STAMP).replace(tzinfo=UTC)
 
 
-def _sort_key(path: Path) -> tuple[str, int]:
+def name_order(path: Path) -> tuple[str, int]:
+    """A capsule's place among its branch's capsules: creation time, then attempt."""
     found = _NAME.match(path.name)
     assert found is not None  # only capsule names are listed
     return found.group(1), int(found.group(2) or 1)
@@ -175,7 +176,7 @@ def list_capsules(repo: Path, branch: str | None = None) -> list[Path]:
             if not _is_real_folder(folder):
                 return []
         found = list(_capsule_files(folder, 0))
-    return sorted(found, key=_sort_key, reverse=True)
+    return sorted(found, key=name_order, reverse=True)
 
 
 def branch_of(repo: Path, path: Path) -> str:
@@ -236,38 +237,3 @@ def _inside(repo: Path, spec: str) -> Path:
     if not stat.S_ISREG(os.lstat(resolved).st_mode):
         raise CapsulePathUnsafe(f"{candidate} is not a regular file")
     return resolved
-
-
-def prune_capsules(
-    repo: Path,
-    *,
-    older_than_days: int | None,
-    merged: bool,
-    now: datetime,
-    main_line: str | None = None,
-) -> list[Path]:
-    """Delete capsules past retention; the paths deleted, oldest first.
-
-    ``older_than_days``: capsules whose name is older than that many days.
-    ``merged``: superseded capsules of merged branches — those written before the
-    main line's newest commit, of a branch (not the main line, not the checked-out
-    one) whose tip the main line contains (see :mod:`core.capsules.merged`).
-    """
-    doomed: set[Path] = set()
-    if older_than_days is not None:
-        before = now - timedelta(days=older_than_days)
-        for path in list_capsules(repo):
-            created = created_from_name(path)
-            if created is not None and created < before:
-                doomed.add(path)
-    if merged:
-        from core.capsules.merged import superseded_capsules
-
-        doomed.update(superseded_capsules(repo, list_capsules(repo), main_line=main_line))
-    removed = []
-    for path in sorted(doomed, key=_sort_key):
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISREG(os.lstat(path).st_mode):
-                os.unlink(path)
-                removed.append(path)
-    return removed

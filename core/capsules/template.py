@@ -8,9 +8,8 @@ renders clean and validates clean; only its content is missing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 
-from core.capsules.front_matter import format_timestamp, render_front_matter
+from core.capsules.front_matter import render_front_matter
 from core.capsules.model import MAX_HIGHLIGHTS, FrontMatter
 
 SECTION_HINTS: Mapping[str, str] = {
@@ -40,20 +39,3 @@ def capsule_template(front: FrontMatter) -> str:
     ``front.template``, each section with a one-line hint and a blank line to fill."""
     sections = "\n".join(f"# {title}\n{hint_comment(title)}\n" for title in front.outline)
     return render_front_matter(front) + sections
-
-
-def highlight_bullet(
-    summary: str,
-    *,
-    at: datetime | None = None,
-    message: str | None = None,
-    commit: str | None = None,
-) -> str:
-    """A Transcript Highlights bullet citing its source in the form validation accepts:
-    ``- 2026-01-21T13:02:00Z · message 42 · commit 9f2c1ab: summary`` (one line; give at
-    least one of ``at``, ``message``, ``commit``)."""
-    cited = [format_timestamp(at)] if at is not None else []
-    cited += [f"message {message}"] if message else []
-    cited += [f"commit {commit}"] if commit else []
-    text = " ".join(summary.split())
-    return f"- {' · '.join(cited)}: {text}" if cited else f"- {text}"

@@ -28,10 +28,6 @@ class ChildWindow:
     source: WindowSource
     clamped_from: int | None = None  # the parent's window, when the child's is smaller
 
-    @property
-    def clamped(self) -> bool:
-        return self.clamped_from is not None
-
 
 def child_window(own_limit: int, own_source: WindowSource, parent_limit: int) -> ChildWindow:
     """The child keeps its own model's window; below a known parent window it is clamped.

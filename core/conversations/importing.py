@@ -17,8 +17,8 @@ from core.models import Session
 from core.services import CoreServices, Wing
 
 if TYPE_CHECKING:
+    from core.importing.report import ImportProgress, ImportReport
     from core.runners import RunRequest
-    from core.sources.report import ImportProgress, ImportReport
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class TranscriptImports(Wing):
         ``list_first_bytes``: from how many bytes of never-read files every new
         session is listed from its file's head and tail first (None: the default).
         """
-        from core.sources.importer import import_sources  # deferred: multiprocessing et al.
+        from core.importing.importer import import_sources  # deferred: multiprocessing et al.
 
         return await import_sources(
             self.store,
@@ -82,7 +82,7 @@ class TranscriptImports(Wing):
 
     async def last_import_report(self) -> ImportReport | None:
         """The report of the last import (any process), or None before the first."""
-        from core.sources.importer import load_report
+        from core.importing.importer import load_report
 
         return load_report(await self.store.imports.last_report())
 
@@ -97,7 +97,7 @@ class TranscriptImports(Wing):
 
     async def _read_one(self, source: str, conversation_id: str, agent_id: str) -> None:
         """Read one session's transcript, under the root its agent's environment names."""
-        from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+        from core.importing.importer import import_transcript  # deferred: multiprocessing et al.
 
         config = self.settings.agents.get(agent_id)
         env = {**os.environ, **(config.env if config is not None else {})}

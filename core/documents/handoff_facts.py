@@ -15,6 +15,7 @@ from pathlib import Path
 from core.documents.handoff_template import NOTHING_RECORDED
 from core.gitinfo import current_branch, worktree_root
 from core.models import Message, Role, Session, SessionState
+from core.one_line import first_line_clipped
 from core.safe_git import git_output
 
 MAX_STATUS_LINES = 200  # a hand-off lists at most this many changed files
@@ -22,6 +23,7 @@ MAX_STAT_LINES = 60
 QUOTE_CHARS = 800  # an agent reply is quoted up to this many characters
 REPLIES_QUOTED = 3
 PROMPTS_LISTED = 10
+PROMPT_CHARS = 160  # a listed prompt is its first line, cut here
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,11 +125,6 @@ class HandoffFacts:
     transcript: str | None = None  # the transcript file of an imported session
 
 
-def _first_line(text: str, limit: int = 160) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def _quote(text: str) -> str:
     cut = text.strip()
     if len(cut) > QUOTE_CHARS:
@@ -161,10 +158,15 @@ def _current_task(facts: HandoffFacts) -> str:
 def _progress(facts: HandoffFacts) -> str:
     open_prompt = _unanswered(facts.messages)
     answered = [m for m in _prompts(facts.messages) if m is not open_prompt]
-    completed = [f"- Answered: {_first_line(m.content)}" for m in answered[-PROMPTS_LISTED:]]
+    completed = [
+        f"- Answered: {first_line_clipped(m.content, PROMPT_CHARS)}"
+        for m in answered[-PROMPTS_LISTED:]
+    ]
     in_progress = []
     if open_prompt is not None:
-        in_progress.append(f"- Not answered yet: {_first_line(open_prompt.content)}")
+        in_progress.append(
+            f"- Not answered yet: {first_line_clipped(open_prompt.content, PROMPT_CHARS)}"
+        )
     if facts.running_children:
         in_progress.append(f"- {len(facts.running_children)} sub-agent(s) still running")
     if facts.git is not None and facts.git.status:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from core import one_line
+
 # C0 controls except tab and newline, DEL, and C1 controls.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -26,9 +28,8 @@ def visible(text: str) -> str:
 
 
 def first_line(text: str, width: int = 80) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    line = visible(line)
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """The first non-blank line, visible and clipped to ``width`` characters."""
+    return one_line.clipped(visible(one_line.first_line(text)), width)
 
 
 def short_id(conversation_id: str) -> str:

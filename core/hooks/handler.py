@@ -189,7 +189,7 @@ class ClaudeCodeHooks:
     # --- Stop -------------------------------------------------------------------
 
     async def _on_stop(self, hook: ClaudeHookInput) -> dict[str, Any] | None:
-        from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+        from core.importing.importer import import_transcript  # deferred: multiprocessing et al.
 
         orch = self.orchestrator
         sid = hook.session_id
@@ -488,7 +488,7 @@ async def on_codex_notify(
 
     ``wait`` False: :class:`~core.errors.ImportBusy` when another import holds the lock.
     """
-    from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+    from core.importing.importer import import_transcript  # deferred: multiprocessing et al.
     from core.supervisor.context_monitor import evaluate_context
 
     payload = raw if isinstance(raw, dict) else parse_payload(raw)

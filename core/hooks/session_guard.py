@@ -42,7 +42,7 @@ async def _session(
 
     ``wait`` False: when another process is importing, what the store knows is used.
     """
-    from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+    from core.importing.importer import import_transcript  # deferred: multiprocessing et al.
 
     try:
         await import_transcript(

@@ -30,6 +30,7 @@ from core import ids
 from core.config import AgentConfig
 from core.ids import validate_id
 from core.models import Role, Usage
+from core.one_line import clipped
 from core.runners.base import (
     MessageOut,
     RunCompleted,
@@ -37,11 +38,10 @@ from core.runners.base import (
     RunFailed,
     RunRequest,
     RunStarted,
-    StderrLine,
     TextDelta,
-    json_object,
 )
-from core.runners.subprocess import cli_process, resolve_binary
+from core.runners.cli_stream import CliExit, CliStreamParser, stream_cli
+from core.runners.subprocess import resolve_binary
 
 ERROR_STDERR_CHARS = 2000  # how much of stderr a failure message quotes
 TOOL_SUMMARY_CHARS = 200
@@ -60,7 +60,7 @@ def failure_message(what: str, stderr: str) -> str:
 
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= TOOL_SUMMARY_CHARS else text[: TOOL_SUMMARY_CHARS - 1] + "…"
+    return clipped(text, TOOL_SUMMARY_CHARS)
 
 
 def _input_side(usage: Mapping[str, Any]) -> int:
@@ -82,7 +82,7 @@ def _tool_result_text(content: Any) -> str:
 
 
 @dataclass
-class ClaudeStreamParser:
+class ClaudeStreamParser(CliStreamParser):
     """Turns ``--output-format stream-json`` lines into run events.
 
     Unknown line types and unparsable lines are skipped (counted in ``skipped``):
@@ -96,13 +96,11 @@ class ClaudeStreamParser:
     _last_usage: dict[str, Any] = field(default_factory=dict)
     _texts: list[str] = field(default_factory=list)
 
-    def feed(self, line: str) -> list[RunEvent]:
-        if not line.strip():
-            return []
-        data = json_object(line)
-        if data is None:
-            self.skipped += 1
-            return []
+    @property
+    def done(self) -> bool:
+        return self.result is not None
+
+    def on_object(self, data: dict[str, Any]) -> list[RunEvent]:
         kind = data.get("type")
         if kind == "system" and data.get("subtype") == "init":
             self.session_id = data.get("session_id") or self.session_id
@@ -267,17 +265,11 @@ class ClaudeCodeRunner:
 
     async def run(self, request: RunRequest) -> AsyncIterator[RunEvent]:
         yield RunStarted(request.run_id)
-        parser = ClaudeStreamParser()
-        async with (
-            cli_process(self.argv(request), cwd=request.cwd, env=self.env) as proc,
-            contextlib.aclosing(proc.lines()) as lines,
-        ):
-            async for line in lines:
-                if isinstance(line, StderrLine):
-                    yield line  # what the agent says while it works (retries, errors)
-                    continue
-                for event in parser.feed(line):
-                    yield event
-                if parser.result is not None:
-                    break  # a background child may hold stdout open: no wait for EOF
-        yield parser.finish(proc.returncode, proc.stderr_tail)
+        parser, exited = ClaudeStreamParser(), CliExit()
+        stream = stream_cli(
+            self.argv(request), cwd=request.cwd, env=self.env, parser=parser, exited=exited
+        )
+        async with contextlib.aclosing(stream) as events:
+            async for event in events:
+                yield event
+        yield parser.finish(exited.returncode, exited.stderr)

@@ -41,12 +41,11 @@ from core.runners.base import (
     RunFailed,
     RunRequest,
     RunStarted,
-    StderrLine,
     TextDelta,
-    json_object,
 )
 from core.runners.claude_code import failure_message
-from core.runners.subprocess import cli_process, resolve_binary
+from core.runners.cli_stream import CliExit, CliStreamParser, stream_cli
+from core.runners.subprocess import resolve_binary
 from core.sources.common import INT64_MAX, clamp_int
 from core.sources.safe_files import open_regular
 
@@ -81,26 +80,33 @@ def _usage(raw: Any) -> Usage:
 
 
 @dataclass
-class CodexStreamParser:
-    """Turns ``codex exec --json`` lines into run events; unknown lines are skipped."""
+class CodexStreamParser(CliStreamParser):
+    """Turns ``codex exec --json`` lines into run events; unknown lines are skipped.
+
+    ``known_id``: the id the session has now; a thread id other than it is
+    announced (:class:`ConversationIdAssigned`) once, on the line that names it.
+    """
 
     thread_id: str | None = None
     usage: Usage | None = None  # from turn.completed (cumulative over the thread)
     errors: list[str] = field(default_factory=list)
     failed: str | None = None
     skipped: int = 0
+    known_id: str | None = None
+    _thread_seen: str | None = None  # the thread id after the line before
 
     @property
     def done(self) -> bool:
         return self.usage is not None or self.failed is not None
 
-    def feed(self, line: str) -> list[RunEvent]:
-        if not line.strip():
-            return []
-        data = json_object(line)
-        if data is None:
-            self.skipped += 1
-            return []
+    def announcements(self) -> list[RunEvent]:
+        new, had = self.thread_id, self._thread_seen
+        self._thread_seen = new
+        if new and new != had and new != self.known_id:
+            return [ConversationIdAssigned(new)]
+        return []
+
+    def on_object(self, data: dict[str, Any]) -> list[RunEvent]:
         kind = data.get("type")
         if kind == "thread.started":
             thread_id = data.get("thread_id")
@@ -313,24 +319,14 @@ class CodexRunner:
             if request.is_follow_up
             else None
         )
-        parser = CodexStreamParser()
-        async with (
-            cli_process(self.argv(request), cwd=request.cwd, env=self.env) as proc,
-            contextlib.aclosing(proc.lines()) as lines,
-        ):
-            async for line in lines:
-                if isinstance(line, StderrLine):
-                    yield line  # what the agent says while it works (retries, errors)
-                    continue
-                had_thread = parser.thread_id
-                for event in parser.feed(line):
-                    yield event
-                new_id = parser.thread_id
-                if new_id and new_id != had_thread and new_id != request.conversation_id:
-                    yield ConversationIdAssigned(new_id)
-                if parser.done:
-                    break  # a background child may hold stdout open: no wait for EOF
+        parser, exited = CodexStreamParser(known_id=request.conversation_id), CliExit()
+        stream = stream_cli(
+            self.argv(request), cwd=request.cwd, env=self.env, parser=parser, exited=exited
+        )
+        async with contextlib.aclosing(stream) as events:
+            async for event in events:
+                yield event
         after = await asyncio.to_thread(
             _token_info, self.env, parser.thread_id or request.conversation_id
         )
-        yield parser.finish(proc.returncode, proc.stderr_tail, before=before, after=after)
+        yield parser.finish(exited.returncode, exited.stderr, before=before, after=after)

@@ -35,6 +35,7 @@ from core.models import (
     SessionMode,
     Usage,
 )
+from core.one_line import first_line_clipped
 from core.runs.handle import CANCELLED_BY_USER
 from core.runs.in_flight import RunsInFlight, uncancellable
 from core.services import CoreServices, Wing
@@ -51,8 +52,8 @@ TITLE_CHARS = 80
 
 
 def title_from_prompt(prompt: str) -> str:
-    first = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
-    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
+    """A launched session's title: its prompt's first line, clipped."""
+    return first_line_clipped(prompt, TITLE_CHARS)
 
 
 class RunRecorder(Wing):

@@ -16,7 +16,7 @@ from core.models import SearchPage, SearchResult, SearchSnippet, SessionScope
 from core.search.parser import ARCHIVED, ParsedQuery
 from core.search.snippets import best_snippet
 from core.store.database import Database
-from core.store.rows import SESSION_COLUMNS, clamp_time, session_from_row
+from core.store.rows import SESSION_COLUMNS, clamp_time, session_from_row, split_page
 from core.store.scope import scope_where
 
 _S_COLUMNS = ", ".join(f"s.{c.strip()}" for c in SESSION_COLUMNS.split(","))
@@ -115,7 +115,8 @@ class SessionSearch:
             params.extend(_after_params(after))
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         rows = await self._db.fetch_all(sql + where + _ORDER, [*head, *params, limit + 1])
-        best = [int(r["best"]) for r in rows[:limit] if r["best"] is not None]
+        kept, last_row = split_page(rows, limit)
+        best = [int(r["best"]) for r in kept if r["best"] is not None]
         snippets = await self._snippets(match, best) if match is not None and best else {}
         results = [
             SearchResult(
@@ -123,16 +124,16 @@ class SessionSearch:
                 snippet=snippets.get(int(row["best"])) if row["best"] is not None else None,
                 score=float(row["score"]),
             )
-            for row in rows[:limit]
+            for row in kept
         ]
         next_cursor = None
-        if len(rows) > limit and results:
+        if last_row is not None:
             last = results[-1]
             next_cursor = cursors.encode_search_cursor(
                 SearchCursor(
                     key,
                     last.score,
-                    int(rows[limit - 1]["last_interacted_at"]),
+                    int(last_row["last_interacted_at"]),
                     last.session.conversation_id,
                 )
             )

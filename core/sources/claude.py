@@ -11,7 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.one_line import first_line_clipped
 from core.sources.common import (
+    TITLE_CHARS,
     RunningTotals,
     SessionFacts,
     as_int,
@@ -20,7 +22,6 @@ from core.sources.common import (
     iso_to_us,
     keep_sample,
     kept_prompt,
-    one_line_title,
 )
 
 SOURCE = "claude-code"
@@ -287,10 +288,10 @@ class ClaudeState(RunningTotals):
                 text = user_text(line)
                 prompt = real_prompt(text)
                 if prompt is not None:
-                    self.prompt_title = one_line_title(prompt)
+                    self.prompt_title = first_line_clipped(prompt, TITLE_CHARS)
                 elif self.noise_title is None and text.strip():
                     # A command as typed (``/clear``), never Claude Code's tags.
-                    self.noise_title = one_line_title(shown_user_text(text))
+                    self.noise_title = first_line_clipped(shown_user_text(text), TITLE_CHARS)
         elif kind == "system":
             self.compactions += 1
             if not (line.get("isSidechain") and not self.sidechain_file):
@@ -321,7 +322,7 @@ class ClaudeState(RunningTotals):
         if self.assistant_title is None:
             for block in message.get("content") or ():
                 if isinstance(block, dict) and block.get("type") == "text" and block.get("text"):
-                    self.assistant_title = one_line_title(str(block["text"]))
+                    self.assistant_title = first_line_clipped(str(block["text"]), TITLE_CHARS)
                     break
         model = message.get("model")
         if isinstance(model, str) and model and model != "<synthetic>":
@@ -378,7 +379,7 @@ class ClaudeState(RunningTotals):
             agent_id=AGENT_ID,
             cwd=self.cwd or "",
             git_branch=self.branch,
-            title=one_line_title(title),
+            title=first_line_clipped(title, TITLE_CHARS),
             strong_title=bool(strong),
             parent_id=parent_id,
             created_us=created,

@@ -13,7 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.one_line import first_line_clipped
 from core.sources.common import (
+    TITLE_CHARS,
     RunningTotals,
     SessionFacts,
     as_int,
@@ -22,7 +24,6 @@ from core.sources.common import (
     iso_to_us,
     keep_sample,
     kept_prompt,
-    one_line_title,
 )
 
 SOURCE = "codex"
@@ -232,7 +233,7 @@ def prompt_title(message: str) -> str:
     """Codex wraps mentioned files around the request; the title is the request."""
     if _REQUEST_MARK in message:
         message = message.split(_REQUEST_MARK, 1)[1]
-    return one_line_title(message)
+    return first_line_clipped(message, TITLE_CHARS)
 
 
 @dataclass

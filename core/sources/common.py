@@ -176,11 +176,6 @@ def clamp_int(n: int) -> int:
     return 0 if n < 0 else INT64_MAX
 
 
-def one_line_title(text: str) -> str:
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1] + "…"
-
-
 def clip(text: str, limit: int = MAX_PREVIEW_CHARS) -> str:
     if len(text) <= limit:
         return text

@@ -3,7 +3,7 @@
 A row needs what a transcript says first (its id, folder, branch, first prompt and
 start) and last (its last activity, model and the context's last usage). Reading
 those lines only costs a small fraction of reading every line (docs/benchmarks.md,
-"Speed (issue 13)"), so a cold import lists every new session this way before it
+"Speed"), so a cold import lists every new session this way before it
 reads each file in full for its turn counts, token totals and search texts.
 
 Nothing here is kept as a file's read position: the full read starts from 0.

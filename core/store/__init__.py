@@ -138,7 +138,8 @@ class Store:
         self.messages = MessagesRepository(db)
         self.history = HistoryRepository(db)
         self.runs = RunsRepository(db, self.messages, self.history)
-        # Every reader first interrupts runs whose owner is gone (issue 7.7).
+        # Every reader first interrupts runs whose owner is gone, so a killed owner
+        # never leaves a run in flight.
         self.sessions = SessionsRepository(db, before_read=self._interrupt_dead_runs)
 
     # The other repositories are made (and their modules imported) on first use.

@@ -85,11 +85,6 @@ class ImportsRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def file_stats(self) -> dict[str, tuple[int, int]]:
-        """``path -> (size, mtime_ns)`` of every indexed file: all a re-scan compares."""
-        rows = await self._db.fetch_all("SELECT path, size, mtime_ns FROM source_files")
-        return {str(r["path"]): (int(r["size"]), int(r["mtime_ns"])) for r in rows}
-
     async def file_stat_rows(self) -> list[tuple[str, int, int]]:
         """``(path, size, mtime_ns)`` of every indexed file, as the database gives them.
 

@@ -17,7 +17,7 @@ from core.cursors import MessageCursor
 from core.errors import UnknownConversation
 from core.models import Message, MessageCategory, Role
 from core.store.database import Database, first_row
-from core.store.rows import MESSAGE_COLUMNS, NewMessage, message_from_row
+from core.store.rows import MESSAGE_COLUMNS, NewMessage, message_from_row, split_page
 
 SQL_RECENT_MESSAGES = (
     f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?"
@@ -159,7 +159,8 @@ class MessagesRepository:
             "SELECT 1 FROM sessions WHERE conversation_id = ?", (conversation_id,)
         ):
             raise UnknownConversation(conversation_id)
-        messages = [message_from_row(r) for r in rows[:limit]]
-        if len(rows) <= limit:
+        kept, last = split_page(rows, limit)
+        messages = [message_from_row(r) for r in kept]
+        if last is None:
             return messages, None
         return messages, MessageCursor(conversation_id, messages[-1].seq)

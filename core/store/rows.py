@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -33,8 +33,10 @@ from core.models import (
     WindowSource,
 )
 from core.process_identity import ProcessIdentity
+from core.sources.common import SessionFacts
 
 E = TypeVar("E", bound=StrEnum)
+R = TypeVar("R")
 
 # --- writes ------------------------------------------------------------------
 
@@ -163,33 +165,22 @@ class SourceFileRow:
 
 
 @dataclass(frozen=True, slots=True)
-class ImportedSession:
-    """A session as an importer describes it (see core.sources.common.SessionFacts)."""
+class ImportedSession(SessionFacts):
+    """A session as the import stores it: what its transcript said (the parsers'
+    :class:`~core.sources.common.SessionFacts`), its file's size and its window's origin."""
 
-    conversation_id: str
-    source: str
-    agent_id: str
-    cwd: str
-    git_branch: str | None
-    title: str
-    strong_title: bool
-    parent_id: str | None
-    created_us: int
-    last_us: int
-    turns: int
-    messages: int
-    tokens: int
-    bytes: int
-    context_tokens: int
-    context_limit: int
-    compactions: int
-    warmup: bool = False
-    context_known: bool = True
-    context_estimated: bool = False
-    model: str | None = None
+    bytes: int = 0
     window_source: WindowSource = WindowSource.UNKNOWN  # where ``context_limit`` came from
-    samples: tuple[tuple[int, int], ...] = ()  # ``(turn, tokens in use)``, oldest first
     counting: bool = False  # listed from the file's head and tail: counts come later
+
+    @classmethod
+    def of(cls, facts: SessionFacts, **changes: Any) -> ImportedSession:
+        """``facts`` as they are, but for ``changes`` (and this class's own fields)."""
+        known = {name: getattr(facts, name) for name in _FACT_NAMES}
+        return cls(**(known | changes))
+
+
+_FACT_NAMES = tuple(f.name for f in fields(SessionFacts))
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +238,17 @@ _LATEST = datetime.max.replace(tzinfo=UTC) - timedelta(days=2)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 EARLIEST_US = (_EARLIEST - _EPOCH) // timedelta(microseconds=1)
 LATEST_US = (_LATEST - _EPOCH) // timedelta(microseconds=1)
+
+
+def split_page(rows: Sequence[R], limit: int) -> tuple[Sequence[R], R | None]:
+    """Rows read with ``LIMIT limit + 1``: the page's rows, and its last row when more
+    follow (the next page's cursor starts after it; None on the last page).
+
+    Every keyset-paged reader (sessions, sub-agents, messages, search) reads one row
+    more than it shows, so "more follow" costs no count.
+    """
+    page = rows[:limit]
+    return page, (page[-1] if len(rows) > limit and page else None)
 
 
 def clamp_int(value: object, low: int = INT_MIN, high: int = INT_MAX) -> int:

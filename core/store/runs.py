@@ -247,7 +247,7 @@ class RunsRepository:
         so. Every reader calls this first (lists, lookups, counts, the claim,
         dismiss), so neither a killed ``delegate run`` nor a host that went away
         leaves a session ``running``. A hung owner of this host is judged by the
-        supervisor (:meth:`interrupt_stale`). Returns how many were interrupted;
+        supervisor (:meth:`interrupt_stale_events`). Returns how many were interrupted;
         a read-only store only reads.
         """
         sql, params = _IN_FLIGHT, tuple[str, ...]()
@@ -294,8 +294,9 @@ class RunsRepository:
                 (now_us, r["run_id"], RunStatus.RUNNING.value, r["heartbeat_at"]),
             )
 
-    async def interrupt_stale(self, now_us: int, grace_us: int) -> list[str]:
-        """Interrupt every run in flight whose owner is gone or silent; their run ids.
+    async def interrupt_stale_events(self, now_us: int, grace_us: int) -> list[RunInterrupted]:
+        """Interrupt every run in flight whose owner is gone or silent; the history
+        events stored (to publish).
 
         Gone: as in :meth:`interrupt_dead_runs` (this host only). Silent: its
         owner's last heartbeat is older than ``grace_us`` — an owner on another
@@ -308,10 +309,6 @@ class RunsRepository:
         flag set (an owner that wakes up stops it), and a ``run_interrupted``
         history cell written, all in one transaction.
         """
-        return [e.run_id for e in await self.interrupt_stale_events(now_us, grace_us)]
-
-    async def interrupt_stale_events(self, now_us: int, grace_us: int) -> list[RunInterrupted]:
-        """:meth:`interrupt_stale`, returning the history events it stored (to publish)."""
         me = process_identity.current()
         mono = self.clocks.mono_stamp()
         found: list[_Stale] = []

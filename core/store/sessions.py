@@ -23,7 +23,7 @@ from core.models import (
     SessionState,
 )
 from core.store.database import Database, id_chunks
-from core.store.rows import clamp_count, clamp_int, session_columns, session_from_row
+from core.store.rows import clamp_count, clamp_int, session_columns, session_from_row, split_page
 from core.store.scope import scope_where
 
 # The paging queries of the default scope, named so the benchmark can EXPLAIN
@@ -433,10 +433,10 @@ def _page(
     rows: list[aiosqlite.Row], limit: int, scope: SessionScope
 ) -> tuple[list[Session], SessionCursor | None]:
     """Rows fetched with ``LIMIT limit + 1``: the page and, when more follow, its cursor."""
-    sessions = [session_from_row(r) for r in rows[:limit]]
-    if len(rows) <= limit:
+    kept, last = split_page(rows, limit)
+    sessions = [session_from_row(r) for r in kept]
+    if last is None:
         return sessions, None
-    last = rows[limit - 1]
     key = "created_at" if scope.sort is SessionSort.CREATED else "last_interacted_at"
     # The cursor keeps the stored sort key as is (not the clamped datetime), so
     # the next page starts exactly after this row.

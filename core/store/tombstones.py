@@ -2,7 +2,7 @@
 
 A purged id is never re-created by an import (see core.store.imports). The
 table keeps its first name, ``dismissed``: dismissing deleted before the
-archive existed (issue 9).
+archive existed.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from core.events import CapsuleStale
 from core.models import ContextDocument, DocumentKind, DocumentStatus
 
 if TYPE_CHECKING:
-    from core.supervisor.supervisor import Supervisor
+    from core.supervisor.monitors import SupervisorView
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class CapsuleDrift:
         self.every_s = every_s
         self._last = float("-inf")
 
-    async def on_tick(self, supervisor: Supervisor) -> None:
+    async def on_tick(self, supervisor: SupervisorView) -> None:
         now = time.monotonic()
         if now - self._last < self.every_s:
             return
@@ -47,10 +47,10 @@ class CapsuleDrift:
             if document.status not in _SETTLED:
                 await self._check(supervisor, document)
 
-    async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
+    async def on_sessions_changed(self, supervisor: SupervisorView, ids: tuple[str, ...]) -> None:
         return None
 
-    async def _check(self, supervisor: Supervisor, document: ContextDocument) -> None:
+    async def _check(self, supervisor: SupervisorView, document: ContextDocument) -> None:
         changed = await asyncio.to_thread(changed_references, Path(document.path))
         if not changed:
             return

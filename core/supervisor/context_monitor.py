@@ -41,7 +41,7 @@ from core.orchestrator import AgentOrchestrator
 from core.supervisor.leader import new_holder
 
 if TYPE_CHECKING:
-    from core.supervisor.supervisor import Supervisor
+    from core.supervisor.monitors import SupervisorView
 
 log = logging.getLogger(__name__)
 
@@ -246,10 +246,10 @@ class ContextMonitor:
         # tried again after the next turn, not on every change of this one.
         self._attempted_at_turn: dict[str, int] = {}
 
-    async def on_tick(self, supervisor: Supervisor) -> None:
+    async def on_tick(self, supervisor: SupervisorView) -> None:
         return None
 
-    async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
+    async def on_sessions_changed(self, supervisor: SupervisorView, ids: tuple[str, ...]) -> None:
         orchestrator = supervisor.orchestrator
         live_since = orchestrator.clock() - timedelta(seconds=self.live_within_s)
         try:  # one read for the batch: an import's changes name thousands, most not live
@@ -314,11 +314,6 @@ class ContextMonitor:
             task.cancel()
         if late:
             await asyncio.wait(late)
-
-    @property
-    def handing_off(self) -> tuple[str, ...]:
-        """Sessions whose hand-off is in flight now."""
-        return tuple(self._in_flight)
 
 
 async def _session_or_none(orchestrator: AgentOrchestrator, conversation_id: str) -> Session | None:

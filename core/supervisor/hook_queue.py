@@ -29,7 +29,7 @@ from core import ids
 from core.errors import DelegateError
 
 if TYPE_CHECKING:
-    from core.supervisor.supervisor import Supervisor
+    from core.supervisor.monitors import SupervisorView
 
 log = logging.getLogger(__name__)
 
@@ -135,8 +135,8 @@ class HookQueue:
         self.codex_dir = codex_dir
         self.on_imported = on_imported
 
-    async def on_tick(self, supervisor: Supervisor) -> None:
-        from core.sources.importer import import_transcript  # deferred: multiprocessing et al.
+    async def on_tick(self, supervisor: SupervisorView) -> None:
+        from core.importing.importer import import_transcript  # deferred: multiprocessing et al.
 
         store = supervisor.orchestrator.store
         queued = await asyncio.to_thread(take_deferred, store.path.parent)
@@ -156,5 +156,5 @@ class HookQueue:
         if imported and self.on_imported is not None:
             self.on_imported()
 
-    async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
+    async def on_sessions_changed(self, supervisor: SupervisorView, ids: tuple[str, ...]) -> None:
         return None

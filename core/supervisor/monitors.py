@@ -1,7 +1,9 @@
 """Monitors: what the leading supervisor does on every tick and every change.
 
 Only the leader runs monitors, so two supervisors on one data folder never
-act twice. A monitor is any object with the two methods of :class:`Monitor`.
+act twice. A monitor is any object with the two methods of :class:`Monitor`; it
+sees the supervisor that runs it as a :class:`SupervisorView` (the supervisor
+satisfies it), so no monitor depends on the supervisor's module.
 """
 
 from __future__ import annotations
@@ -9,14 +11,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from core.supervisor.supervisor import Supervisor
+    from core.orchestrator import AgentOrchestrator
+    from core.store import Store
+
+
+class SupervisorView(Protocol):
+    """What a monitor may use of the supervisor running it."""
+
+    @property
+    def orchestrator(self) -> AgentOrchestrator:
+        """The orchestrator the supervisor acts through."""
+
+    @property
+    def store(self) -> Store:
+        """The orchestrator's store."""
 
 
 class Monitor(Protocol):
-    async def on_tick(self, supervisor: Supervisor) -> None:
+    async def on_tick(self, supervisor: SupervisorView) -> None:
         """Every tick (``tick_s``) while this supervisor leads."""
 
-    async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
+    async def on_sessions_changed(self, supervisor: SupervisorView, ids: tuple[str, ...]) -> None:
         """Sessions changed or added (by any process) while this supervisor leads."""
 
 
@@ -39,8 +54,8 @@ class StaleRuns:
     def __init__(self, grace_s: float | None = None) -> None:
         self.grace_s = grace_s
 
-    async def on_tick(self, supervisor: Supervisor) -> None:
+    async def on_tick(self, supervisor: SupervisorView) -> None:
         await supervisor.orchestrator.interrupt_stale_runs(self.grace_s)
 
-    async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
+    async def on_sessions_changed(self, supervisor: SupervisorView, ids: tuple[str, ...]) -> None:
         return None

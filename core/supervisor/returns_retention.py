@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from core.returns.retention import prune_ended
 
 if TYPE_CHECKING:
-    from core.supervisor.supervisor import Supervisor
+    from core.supervisor.monitors import SupervisorView
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ class ReturnsRetention:
         self.every_s = every_s
         self._last = float("-inf")
 
-    async def on_tick(self, supervisor: Supervisor) -> None:
+    async def on_tick(self, supervisor: SupervisorView) -> None:
         now = time.monotonic()
         if now - self._last < self.every_s:
             return
@@ -41,5 +41,5 @@ class ReturnsRetention:
         if cleaned:
             log.info("cleaned %d ended artifacts session(s): %s", len(cleaned), ", ".join(cleaned))
 
-    async def on_sessions_changed(self, supervisor: Supervisor, ids: tuple[str, ...]) -> None:
+    async def on_sessions_changed(self, supervisor: SupervisorView, ids: tuple[str, ...]) -> None:
         return None

@@ -3,7 +3,7 @@
 Claude Code's ``projects`` folder and Codex's ``sessions`` / ``archived_sessions``
 are watched with ``watchfiles`` (inotify / FSEvents / ReadDirectoryChangesW),
 debounced and recursive; each batch of changed ``.jsonl`` files is imported on
-its own (:func:`core.sources.importer.import_files`: appended bytes only).
+its own (:func:`core.importing.importer.import_files`: appended bytes only).
 
 When a folder cannot be watched (the watch fails to start: inotify limits, a
 file system without events; or polling is forced) the watcher falls back to a
@@ -28,8 +28,8 @@ from watchfiles import Change, awatch
 from core.config import ContextSettings
 from core.errors import DelegateError
 from core.events import TranscriptWatching
+from core.importing.importer import import_files, import_sources
 from core.sources import files as discovery
-from core.sources.importer import import_files, import_sources
 from core.store import Store
 
 log = logging.getLogger(__name__)

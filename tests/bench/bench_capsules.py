@@ -1,4 +1,4 @@
-"""Benchmark of capsules (issue 11): checking one, launching with one, the drift round.
+"""Benchmark of capsules: checking one, launching with one, the drift round.
 
 A real git repository of N committed files; a full capsule (every section, five
 references to committed files) saved where ``latest`` finds it. Times, median of a

@@ -1,4 +1,4 @@
-"""Benchmark of the core store for issue 2 ("Performance").
+"""Benchmark of the core store.
 
 Builds (or reuses) a store of demo sessions, then measures with
 ``time.perf_counter`` over many iterations and prints p50/p95 per figure:

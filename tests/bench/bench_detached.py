@@ -1,4 +1,4 @@
-"""Benchmark of ``delegate run --detached`` returning at once, for issue 8 ("Figures").
+"""Benchmark of ``delegate run --detached`` returning at once.
 
 Times the console script as a user runs it, a real process each time: from just
 before ``subprocess.run([delegate, --data-dir, D, run, --detached, --agent,

@@ -1,4 +1,4 @@
-"""Benchmark of a hand-off built from facts (issue 10): < 1 s for a 10,000-file repository.
+"""Benchmark of a hand-off built from facts: < 1 s for a 10,000-file repository.
 
 A real git repository of N committed files, 50 of them changed and 20 new; a
 session (imported, so delegate does not prompt it) with 30 messages working in

@@ -1,4 +1,4 @@
-"""Benchmark: the CPU an idle panel uses, for issue 8 ("an idle panel < 1% of a core").
+"""Benchmark: the CPU an idle panel uses (the budget: < 1% of a core).
 
 Runs the real panel (``delegate --data-dir D``, the console script) in its own
 process on a pseudo-terminal (160x48), over a store of demo sessions, with

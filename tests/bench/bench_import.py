@@ -1,4 +1,4 @@
-"""Benchmark of the importers (issue 4 "Performance", issue 13 "Speed").
+"""Benchmark of the importers: how fast a cold and a warm import are.
 
 Builds the issue's corpus: every real *main* session file of
 ``tests/fixtures/realdata`` (8 Claude Code sessions, 5 Codex rollouts) copied

@@ -1,4 +1,4 @@
-"""Benchmark of the live supervisor (issue 8, "Figures").
+"""Benchmark of the live supervisor.
 
 With the import benchmark's corpus (every real main session of
 ``tests/fixtures/realdata`` copied K times: K=300 gives 3,900 files) indexed

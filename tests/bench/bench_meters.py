@@ -1,4 +1,4 @@
-"""Benchmark: what counting a message's tokens adds to storing it (issue 10: < 5 %).
+"""Benchmark: what counting a message's tokens adds to storing it (the budget: < 5 %).
 
 Our own sessions' context figures are counted tokens, each message counted
 once (tiktoken, the bundled offline encoding). Counting costs more than

@@ -1,4 +1,4 @@
-"""Where an import's parse spends its CPU, and what faster decoders would buy (issue 13).
+"""Where an import's parse spends its CPU, and what faster decoders would buy.
 
 Reads the real main transcripts of ``tests/fixtures/realdata`` (8 Claude Code
 sessions, 5 Codex rollouts: the files the import benchmark's corpus copies, so
@@ -32,7 +32,7 @@ machine is shared) as MB/s per core, with the load average:
   ``decode_lines`` into the Structs (the split done natively), with and without
   reading one field per line.
   Each is also given as the CPU seconds it would take over the import
-  benchmark's corpus (``--corpus-bytes``, 1.65 GB), beside the budget issue 13's
+  benchmark's corpus (``--corpus-bytes``, 1.65 GB), beside the budget the import's
   goal leaves: 2.5 s on every core (``--goal-s``).
 
 Usage::
@@ -575,7 +575,7 @@ def main(argv: list[str] | None = None, out: Out = print) -> int:
         default=1.65e9,
         help="the import benchmark's corpus, which copies these files (default 1.65 GB)",
     )
-    parser.add_argument("--goal-s", type=float, default=2.5, help="issue 13's goal (2.5 s)")
+    parser.add_argument("--goal-s", type=float, default=2.5, help="the import's goal (2.5 s)")
     args = parser.parse_args(argv)
     files = main_files()
     raw = [

@@ -1,4 +1,4 @@
-"""Benchmark of compact returns (issue 12): tokens the primary receives from its delegates.
+"""Benchmark of compact returns: tokens the primary receives from its delegates.
 
 One four-group cycle (developer -> QA expert -> tech lead -> project manager in each
 group) with scripted agents, run three ways through ``delegate_agent`` (the tool

@@ -1,4 +1,4 @@
-"""Benchmark of one Claude Code project with 100,000 sub-agent files (issue 13, "Scale").
+"""Benchmark of one Claude Code project with 100,000 sub-agent files.
 
 Builds the tree under a work dir: one project, 100 session folders, each with
 its main session file and ``<session>/subagents/agent-<hex>.jsonl`` plus

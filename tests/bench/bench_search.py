@@ -1,4 +1,4 @@
-"""Benchmark of full-content search for issue 9 ("Type to search everything").
+"""Benchmark of full-content search (type to search everything).
 
 On the import benchmark's corpus (tests/bench/bench_import.py: every real main
 session of ``tests/fixtures/realdata`` copied K times, K=300: 3,900 files,
@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_import import build_corpus  # noqa: E402
 
+from core.importing.importer import import_sources  # noqa: E402
 from core.orchestrator import AgentOrchestrator  # noqa: E402
-from core.sources.importer import import_sources  # noqa: E402
 
 Out = Callable[[str], None]
 QUERIES = {

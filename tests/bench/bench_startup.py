@@ -1,4 +1,4 @@
-"""Benchmark of the picker's start over imported sessions (issue 4, issue 13 "Speed").
+"""Benchmark of the picker's start over imported sessions.
 
 Uses the issue's corpus, built by ``bench_import.build_corpus`` (every real main
 session file of ``tests/fixtures/realdata`` copied K times with its ids replaced;

@@ -1,4 +1,4 @@
-"""Benchmark of the context thresholds (issue 10, "Performance").
+"""Benchmark of the context thresholds.
 
 "A threshold crossing is acted on < 1 s after the turn lands on disk": with the
 import benchmark's corpus indexed and watched by a supervisor running the

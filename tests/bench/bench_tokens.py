@@ -1,4 +1,4 @@
-"""Benchmark of token counting (issue 7.18): bounded work on long unbroken text.
+"""Benchmark of token counting: bounded work on long unbroken text.
 
 Byte-pair encoding is quadratic in the length of one pre-tokenized piece; a
 10 MB run without whitespace took minutes before ``core.tokens`` cut long runs

@@ -1,4 +1,4 @@
-"""Benchmark of the session picker for issue 3 ("Performance").
+"""Benchmark of the session picker.
 
 Builds (or reuses) the same demo store as ``bench_core.py`` (100,000 sessions,
 2,000,000 messages), then drives the real app (``tui.app.create_app``) headless

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from core.capsules.pruning import prune_capsules
 from core.capsules.storage import (
     capsule_path,
     capsules_dir,
     list_capsules,
-    prune_capsules,
     read_capsule,
     resolve_capsule,
     save_capsule,

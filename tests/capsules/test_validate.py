@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from core.capsules.markdown import parse_capsule
 from core.capsules.model import MINI_BUDGET, FrontMatter
-from core.capsules.template import capsule_template, highlight_bullet
+from core.capsules.template import capsule_template
 from core.capsules.validate import body_tokens, validate_capsule
 from core.tokens import count_tokens
 
@@ -253,22 +253,6 @@ def test_nested_bullets_and_comments_are_not_highlights() -> None:
 def test_a_highlight_citing_a_timestamp_message_or_commit_is_clean(cited: str) -> None:
     text = HAND_WRITTEN.replace(HIGHLIGHTS, cited + "\n")
     assert validate_capsule(text) == []
-
-
-@pytest.mark.parametrize(
-    "source",
-    [
-        {"at": datetime(2026, 1, 21, 13, 2, tzinfo=UTC)},
-        {"message": "3f2a9c1e-0000-4000-8000-00000000002a"},
-        {"message": "msg_01HXAB"},
-        {"commit": "9f2c1ab"},
-    ],
-)
-def test_a_highlight_bullet_cites_its_source(source: dict[str, object]) -> None:
-    bullet = highlight_bullet("the user chose\nJWT", **source)  # type: ignore[arg-type]
-    assert "\n" not in bullet
-    assert bullet.endswith(": the user chose JWT")
-    assert validate_capsule(HAND_WRITTEN.replace(HIGHLIGHTS, bullet + "\n")) == []
 
 
 @pytest.mark.parametrize(

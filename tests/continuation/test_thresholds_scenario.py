@@ -1,4 +1,4 @@
-"""Issue 10 "Done when": a scripted session driven past 50/70/90 % shows the warning,
+"""The thresholds end to end: a scripted session driven past 50/70/90 % shows the warning,
 writes a correct hand-off, continues in a new linked session that receives the next
 follow-up, and at force is sent nothing more — all by the supervisor's default monitors,
 with no test double anywhere."""

@@ -35,8 +35,8 @@ from test_hooks_real import AGENTS_HANDOFF, CLI_TIMEOUT_S
 from test_reopen_real import REPO, Pane, first_run_done
 
 from core import ids
+from core.importing.importer import import_transcript
 from core.models import ContextDocument, DocumentKind, DocumentStatus, Session
-from core.sources.importer import import_transcript
 from tui.cli import main
 
 pytestmark = [

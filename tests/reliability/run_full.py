@@ -155,7 +155,7 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
     "hooks": ("hooks-install", "hooks-handlers"),
     "writers": ("writers",),
 }
-"""The fault categories of the second round (issue 27), each one kind or more."""
+"""The fault categories of the second round of reliability trials, each one kind or more."""
 
 
 def category_table(tallies: dict[str, Tally]) -> str:

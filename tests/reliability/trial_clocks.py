@@ -1,6 +1,6 @@
 """Clocks: wall-clock steps during runs and leader hand-overs, and runs of another host.
 
-Three sets of trials (issue 27):
+Three sets of trials:
 
 - ``steps``: a real ``delegate watch`` leads while a real ``delegate run`` runs;
   the watch's wall clock is stepped (forward or back, seconds to a day) through

@@ -1,5 +1,5 @@
 """A full disk under every writing command: one typed ``disk_full``, nothing half-written,
-and the same command works once space is freed (issue 27, "A full disk").
+and the same command works once space is freed.
 
 The data folder, a git repository and the agents' settings folders live on a small
 tmpfs. Each trial makes a fresh session (with room), fills the file system to a

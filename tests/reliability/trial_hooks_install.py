@@ -1,5 +1,5 @@
 """``delegate hooks install`` / ``uninstall`` over edge-case files and against concurrent
-editors (issue 27).
+editors.
 
 Files: Claude Code ``settings.json`` and Codex ``config.toml`` generated from a
 seed, with the shapes that broke before: empty and blank files, no trailing

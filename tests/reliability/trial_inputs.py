@@ -259,7 +259,7 @@ def cli_cases(conversation_id: str) -> Iterator[tuple[list[str], bytes | None, b
     ):
         yield ["tool", "delegate_sessions", "-"], stdin, True
     yield ["tool", "delegate_agent", "-"], b"\xff\xfe\x00\x00", True
-    # One 10 MB unbroken token as a prompt: counting it must stay bounded (issue 7.18).
+    # One 10 MB unbroken token as a prompt: counting it must stay bounded.
     yield ["tool", "delegate_agent", "-"], json.dumps({"prompt": "x" * 10_000_000}).encode(), True
     for hostile in (
         "--last",

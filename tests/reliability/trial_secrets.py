@@ -1,6 +1,6 @@
 """Planted secrets: none survives redaction, the lint or a stored run; nothing real is masked.
 
-Issue 27 ("Secrets in shapes the rules miss"). Three kinds of trial, each a planted
+Secrets in shapes the rules miss. Three kinds of trial, each a planted
 secret (``tests/secrets_corpus.py``: over 100 kinds, each in the contexts secrets
 leak through) or a real text:
 

@@ -1,4 +1,4 @@
-"""A transcript steering where delegate writes, what git runs, and which file it quotes (issue 27).
+"""A transcript steering where delegate writes, what git runs, and which file it quotes.
 
 Three kinds of trial, each round:
 

@@ -1,4 +1,4 @@
-"""Damaged stores: every command gives one typed line, never a traceback or a hang (issue 15.7).
+"""Damaged stores: every command gives one typed line, never a traceback or a hang.
 
 Cases, each against a real store made by ``delegate demo``:
 

@@ -1,4 +1,4 @@
-"""Hostile trees against import, preview, the tools, follow-ups and the panel (issue 15).
+"""Hostile trees against import, preview, the tools, follow-ups and the panel.
 
 The tree comes from ``tests/hostile_trees.py`` (non-UTF-8 names, FIFOs,
 ``/dev/zero`` links, directory loops, huge and deep lines, poisoned numbers),

@@ -299,7 +299,7 @@ async def test_a_file_registered_by_hand_is_one_row_and_still_fresh_for_the_run(
 
 async def test_a_secret_in_a_return_summary_is_not_stored(store: Store, repo: Path) -> None:
     # A role's three summary lines come from the agent: a key it echoed must not reach
-    # the store (issue 27, "Secrets in shapes the rules miss").
+    # the store, whatever its shape.
     paths = GroupPaths(repo, "crp-sec", "AUTH")
     write_handoff(paths, DEV, handoff(DEV, "READY_FOR_QA"))
     key = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"

@@ -101,7 +101,7 @@ def deep_lines() -> list[str]:
     return [array, '{"type": "assistant", "message": ' + array + "}"]
 
 
-# --- 15.4: a line nested 100,000 deep is skipped, the run goes on ----------------
+# --- a line nested 100,000 deep is skipped, the run goes on ----------------
 
 
 def test_claude_line_nested_100000_deep_is_skipped_and_the_run_completes(world: World) -> None:
@@ -120,7 +120,7 @@ def test_codex_line_nested_100000_deep_is_skipped_and_the_run_completes(world: W
     assert "RecursionError" not in result.stderr
 
 
-# --- 15.5: prompts and ids are never options -------------------------------------
+# --- prompts and ids are never options -------------------------------------
 
 
 @pytest.mark.parametrize("prompt", ["-p", "--dangerously-skip-permissions", "--last"])

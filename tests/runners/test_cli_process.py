@@ -212,7 +212,7 @@ THREAD_ID = "0199a3c2-7d1e-7a40-9b0e-3f2a1c4d5e6f"
 async def test_a_loop_body_that_raises_kills_the_group_before_the_run_is_closed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Item 7.6: the body is cancelled mid-way (re-keying to Codex's thread id
+    """The body is cancelled mid-way (re-keying to Codex's thread id
     while another process holds the store's write lock): when the run is stored
     closed, the CLI and its child are already gone."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

@@ -1,4 +1,4 @@
-"""Archived and purged imports (issue 9): an archived import stays archived when its
+"""Archived and purged imports: an archived import stays archived when its
 transcript grows; a purged one never comes back, and its transcript is never touched."""
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def _escaped(path: bytes) -> str:
 def test_names_that_are_not_utf8_are_skipped_and_named_escaped(
     realdata: Homes, tmp_path: Path
 ) -> None:
-    """15.1: ``bad\\xff\\xfe.jsonl`` aborted the whole import (0 of 22 sessions listed)."""
+    """``bad\\xff\\xfe.jsonl`` aborted the whole import (0 of 22 sessions listed)."""
     tree = build_hostile_tree(tmp_path / "hostile", only={"non_utf8_file", "non_utf8_dir"})
     project = os.fsencode(realdata.projects / "-experiments-ideas")
     fd = os.open(project + b"/bad\xff\xfe.jsonl", os.O_WRONLY | os.O_CREAT, 0o644)
@@ -106,7 +106,7 @@ def test_names_that_are_not_utf8_are_skipped_and_named_escaped(
     ],
 )
 def test_only_regular_files_are_opened(hazard: str, kind: str, tmp_path: Path) -> None:
-    """15.2: a FIFO blocked the import in ``open()``; ``/dev/zero`` was read at 100% CPU."""
+    """A FIFO blocked the import in ``open()``; ``/dev/zero`` was read at 100% CPU."""
     tree = build_hostile_tree(tmp_path / "hostile", only={hazard})
     report = _import(tree, tmp_path)
     assert set(_listed(tmp_path)) == set(tree.good)
@@ -115,7 +115,7 @@ def test_only_regular_files_are_opened(hazard: str, kind: str, tmp_path: Path) -
 
 
 def test_directory_loops_are_walked_once(tmp_path: Path) -> None:
-    """15.3: ``loop1 -> .`` and ``loop2 -> .`` made the walk grow like k^40."""
+    """``loop1 -> .`` and ``loop2 -> .`` made the walk grow like k^40."""
     tree = build_hostile_tree(tmp_path / "hostile", only={"dir_loops"})
     report = _import(tree, tmp_path)
     assert report["files_seen"] == len(tree.good)  # each transcript found once
@@ -167,7 +167,7 @@ def test_a_symlinked_root_is_followed(tmp_path: Path) -> None:
 
 
 def test_undecodable_lines_are_skipped_and_counted(tmp_path: Path) -> None:
-    """15.4 (importer side): a line nested 100,000 deep, a huge line, a BOM."""
+    """A line nested 100,000 deep, a huge line, a BOM."""
     tree = build_hostile_tree(tmp_path / "hostile", only={"deep_line", "huge_line", "bom"})
     report = _import(tree, tmp_path)
     listed = _listed(tmp_path)
@@ -180,7 +180,7 @@ def test_undecodable_lines_are_skipped_and_counted(tmp_path: Path) -> None:
 
 
 def test_poisoned_timestamps_and_numbers_never_break_reading(tmp_path: Path) -> None:
-    """7.16: ``9999-12-31T23:59:59-14:00`` imported, then every list died (year 10000)."""
+    """``9999-12-31T23:59:59-14:00`` imported, then every list died (year 10000)."""
     tree = build_hostile_tree(tmp_path / "hostile", only={"poisoned_timestamps", "huge_numbers"})
     _import(tree, tmp_path)
     listed = _listed(tmp_path)
@@ -241,7 +241,7 @@ def _show(home: Path, sid: str, *, cli: bool = True) -> Any:
 
 
 def test_a_transcript_that_became_a_fifo_after_import_shows_nothing(tmp_path: Path) -> None:
-    """15.2: ``sessions show`` hung on a FIFO where the transcript was."""
+    """``sessions show`` hung on a FIFO where the transcript was."""
     tree = build_hostile_tree(tmp_path / "hostile", only=())
     _import(tree, tmp_path)
     sid = next(iter(tree.good))
@@ -255,7 +255,7 @@ def test_a_transcript_that_became_a_fifo_after_import_shows_nothing(tmp_path: Pa
 
 
 def test_the_preview_skips_deep_lines(tmp_path: Path) -> None:
-    """15.4: deep lines in a transcript; a tool input nested as deep as JSON decoders allow."""
+    """Deep lines in a transcript; a tool input nested as deep as JSON decoders allow."""
     tree = build_hostile_tree(tmp_path / "hostile", only=())
     sid = next(iter(tree.good))
     path = next((tree.claude / "projects").rglob(f"{sid}.jsonl"))
@@ -276,7 +276,7 @@ def test_the_preview_skips_deep_lines(tmp_path: Path) -> None:
     body += jsonl([result_line]).replace(b'"@CONTENT@"', opening + b'"deep output"' + b"}]" * 480)
     path.write_bytes(body)
     _import(tree, tmp_path)
-    messages = _show(tmp_path, sid, cli=False)["messages"]  # (tool labels: issue 7.1)
+    messages = _show(tmp_path, sid, cli=False)["messages"]  # (with their tool labels)
     # Newest first; the 100,000-deep line is skipped, the 1,000-deep one decodes.
     assert [m["role"] for m in messages] == ["tool", "assistant", "user", "assistant", "user"]
     assert [m["content"] for m in messages[-2:]] == ["done", "the prompt"]

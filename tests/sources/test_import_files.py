@@ -11,8 +11,8 @@ from source_homes import Homes
 from sources_support import SESSION, append, assistant, line, user, write
 from support import query
 
+from core.importing.importer import import_files, import_lock
 from core.orchestrator import AgentOrchestrator
-from core.sources.importer import import_files, import_lock
 
 LAYOUT_2_PARENT = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
 LAYOUT_2_AGENT = "a36efb2a1231c41e2"

@@ -11,11 +11,12 @@ import pytest
 from source_homes import REALDATA, Homes
 from sources_support import SESSION, assistant, line, user
 
+from core.importing import importer
+from core.importing.report import ImportProgress
 from core.models import SessionScope
 from core.orchestrator import AgentOrchestrator
-from core.sources import claude, importer, listing
+from core.sources import claude, listing
 from core.sources import files as discovery
-from core.sources.report import ImportProgress
 from core.sources.worker import FileTask, parse_file
 from tui.cli import main
 

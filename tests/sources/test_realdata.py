@@ -321,7 +321,7 @@ async def test_claude_compaction_is_counted(
 async def test_warm_up_sub_agents_are_marked_and_left_out_of_child_counts(
     orch: AgentOrchestrator, realdata: Homes
 ) -> None:
-    """A Claude Code sub-agent whose only prompt is "Warmup" is a warm-up (issue 9)."""
+    """A Claude Code sub-agent whose only prompt is "Warmup" is a warm-up."""
     await _import(orch, realdata)
     s = await _all(orch)
     assert {cid for cid, session in s.items() if session.warmup} == {"2b93909d", "645808c9"}  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ import pytest
 from support import BASE_US, finished
 
 from core.errors import StoreBusy
-from core.sources.importer import IMPORT_LOCK_FILENAME, import_lock
+from core.importing.importer import IMPORT_LOCK_FILENAME, import_lock
 from core.store import Store
 from core.store.database import BUSY_TIMEOUT_MS
 

@@ -1,4 +1,4 @@
-"""A damaged, read-only or newer store is one clear line, never a traceback or a hang (15.7).
+"""A damaged, read-only or newer store is one clear line, never a traceback or a hang.
 
 Through the console script, each with a timeout: a hang fails the test.
 The store file is never changed by a failed open.

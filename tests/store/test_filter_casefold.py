@@ -1,4 +1,4 @@
-"""The picker's filter folds case for all of Unicode, not only ASCII (issue 7)."""
+"""The picker's filter folds case for all of Unicode, not only ASCII."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hot paths answered by indexes or counters, never by scanning sessions (issue 7)."""
+"""Hot paths answered by indexes or counters, never by scanning sessions."""
 
 from __future__ import annotations
 

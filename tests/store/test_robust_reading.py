@@ -1,4 +1,4 @@
-"""Nothing stored can make reading fail (issue 7.16 read side, 7.12 store side).
+"""Nothing stored can make reading fail (what is read, and what is stored).
 
 Rows another program (or a newer delegate) wrote — timestamps outside the
 datetime range, numbers beyond 64 bits, history events of a kind this version

@@ -1,4 +1,4 @@
-"""A run whose owner is gone is ``interrupted`` by whoever reads it (issues 7.7, 15.9).
+"""A run whose owner is gone is ``interrupted`` by whoever reads it.
 
 The owner is recorded as host identity (boot id + pid namespace) + pid +
 process start time, so a reused pid or a reboot is a dead owner too.

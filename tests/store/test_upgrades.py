@@ -1,4 +1,4 @@
-"""Stores written by released versions open with today's code, data intact (issue 7).
+"""Stores written by released versions open with today's code, data intact.
 
 Each old store is built from the released migrations' own SQL and filled with
 rows as that version wrote them, then opened through the public API.

@@ -1,5 +1,5 @@
-"""A wall clock stepped forward or back neither interrupts a live run nor strands a lease
-(issue 27): on one host, heartbeats and leases are judged by the monotonic clock.
+"""A wall clock stepped forward or back neither interrupts a live run nor strands a lease:
+on one host, heartbeats and leases are judged by the monotonic clock.
 
 The owner of a run is a real second process beating with the real clocks; the
 judge (a supervisor, ``watch``) sees the wall clock stepped through the clock it

@@ -1,5 +1,5 @@
-"""A real ``delegate watch`` whose wall clock is stepped while a real ``delegate run`` runs
-(issue 27): the run is not interrupted, it completes and ``delegate run`` exits 0.
+"""A real ``delegate watch`` whose wall clock is stepped while a real ``delegate run`` runs:
+the run is not interrupted, it completes and ``delegate run`` exits 0.
 
 The watch's view of time is stepped with libfaketime (Debian's ``faketime``
 package): an offset file it re-reads on every call, changed while it runs; its

@@ -1,4 +1,4 @@
-"""The leader's StaleRuns monitor interrupts a run whose owner went silent (issue 8)."""
+"""The leader's StaleRuns monitor interrupts a run whose owner went silent."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from textual.app import App, ComposeResult
 from textual.message import Message
 from tui_support import realdata_homes, wait_until
 
-from core.sources.report import ImportProgress, ImportReport
+from core.importing.report import ImportProgress, ImportReport
 from tui.widgets.background_import import SCAN_NOTE_AFTER_S, SCANNING_NOTE, BackgroundImport
 from tui.widgets.session_list import SessionList
 

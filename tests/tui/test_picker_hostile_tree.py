@@ -1,4 +1,4 @@
-"""The panel starts and lists the good sessions of a hostile tree (issue 15.1 to 15.4)."""
+"""The panel starts and lists the good sessions of a hostile tree (names, FIFOs, loops)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ REALDATA_ROWS = 11  # the others are sub-agents, folded under their parents
 
 
 async def test_a_name_that_is_not_utf8_does_not_stop_the_panel(tmp_path: Path) -> None:
-    """15.1: ``bad\\xff\\xfe.jsonl`` crashed the panel at start (none of the 22 sessions listed)."""
+    """``bad\\xff\\xfe.jsonl`` crashed the panel at start (none of the 22 sessions listed)."""
     claude, codex = tmp_path / "claude", tmp_path / "codex"
     shutil.copytree(REALDATA / "claude", claude)
     shutil.copytree(REALDATA / "codex", codex)
@@ -45,7 +45,7 @@ async def test_a_name_that_is_not_utf8_does_not_stop_the_panel(tmp_path: Path) -
 
 
 async def test_the_panel_lists_a_hostile_tree_and_quits(tmp_path: Path) -> None:
-    """FIFOs, device links and loops: the import ends, the panel lists and quits (15.2, 15.3)."""
+    """FIFOs, device links and loops: the import ends, the panel lists and quits."""
     tree = build_hostile_tree(
         tmp_path / "hostile", only={"fifo_transcript", "fifo_meta", "dev_zero_link", "dir_loops"}
     )

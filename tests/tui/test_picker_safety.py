@@ -39,7 +39,7 @@ def listed_ids(app: object) -> list[str]:
     return [s.conversation_id for s in session_list(app).sessions]  # type: ignore[arg-type]
 
 
-# --- 7.12: a worker that fails ----------------------------------------------
+# --- a worker that fails ----------------------------------------------
 
 
 def add_history_row_from_a_newer_delegate(data_dir: Path) -> None:
@@ -101,7 +101,7 @@ async def test_a_failed_worker_is_shown_in_one_place_and_the_app_goes_on(
         assert not [n for n in notifications(app) if "Traceback" in n]
 
 
-# --- 7.15: typed words ------------------------------------------------------
+# --- typed words ------------------------------------------------------
 
 
 # Every printable character a keyboard sends, and words that used to be commands.

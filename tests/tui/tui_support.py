@@ -421,8 +421,8 @@ class _Listed(Exception):
 async def list_only(data_dir: Path, claude: Path, codex: Path) -> None:
     """Import's listing pass alone, as a panel sees it during a cold import: the first
     batch of sessions listed from their files' heads and tails, none read in full."""
-    from core.sources.importer import import_sources
-    from core.sources.report import ImportProgress
+    from core.importing.importer import import_sources
+    from core.importing.report import ImportProgress
 
     def stop(update: ImportProgress) -> None:
         if update.phase == "listing":

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from core.errors import DelegateError
-from core.sources.report import SEE_REPORT, ImportProgress, ImportReport
+from core.importing.report import SEE_REPORT, ImportProgress, ImportReport
 from tui.workers import ForwardsWorkerErrors
 
 SCAN_NOTE_AFTER_S = 0.5

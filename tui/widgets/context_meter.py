@@ -8,8 +8,6 @@ compaction) is marked ``≈`` and its bar dimmed.
 from __future__ import annotations
 
 from rich.text import Text
-from textual.reactive import reactive
-from textual.widgets import Static
 
 from core.config import ContextSettings
 from core.models import ContextUsage
@@ -39,17 +37,3 @@ def meter_text(
         text.append(" ")
     text.append(fmt.meter(context), level_style(context, thresholds))
     return text
-
-
-class ContextMeter(Static):
-    """A standalone meter widget bound to one session's context usage."""
-
-    DEFAULT_CSS = """
-    ContextMeter { width: auto; height: 1; }
-    """
-
-    usage: reactive[ContextUsage] = reactive(ContextUsage, layout=True)
-    thresholds: reactive[ContextSettings] = reactive(ContextSettings, layout=True)
-
-    def render(self) -> Text:
-        return meter_text(self.usage, thresholds=self.thresholds, bar_width=10)

@@ -40,13 +40,7 @@ from core.atomic_files import disk_full_as_error
 from core.config import ContextSettings
 from core.context.windows import window_for
 from core.errors import ImportBusy, StoreBusy
-from core.models import WindowSource
-from core.search.indexing import TranscriptIndexer, TranscriptTexts
-from core.sources import claude
-from core.sources import files as discovery
-from core.sources.common import SessionFacts, clamp_us
-from core.sources.listing import sketch_batch
-from core.sources.report import (
+from core.importing.report import (
     FileSkips,
     ImportProgress,
     ImportReport,
@@ -54,6 +48,12 @@ from core.sources.report import (
     UnknownLineType,
     UnreadableFile,
 )
+from core.models import WindowSource
+from core.search.indexing import TranscriptIndexer, TranscriptTexts
+from core.sources import claude
+from core.sources import files as discovery
+from core.sources.common import SessionFacts, clamp_us
+from core.sources.listing import sketch_batch
 from core.sources.safe_files import is_utf8_name
 from core.sources.worker import FileResult, FileTask, parse_batch, start_worker
 from core.store import ImportedSession, SourceFileRow, SourceFileUpdate, Store
@@ -223,30 +223,13 @@ class _Run:
         )
         if source is WindowSource.UNKNOWN:
             limit = 0  # no window recorded, no model known: none is claimed
-        return ImportedSession(
-            conversation_id=f.conversation_id,
-            source=f.source,
-            agent_id=f.agent_id,
-            cwd=f.cwd,
-            git_branch=f.git_branch,
-            title=f.title,
-            strong_title=f.strong_title,
-            parent_id=f.parent_id,
+        return ImportedSession.of(
+            f,
             created_us=f.created_us or clamp_us(r.mtime_ns // 1000),
             last_us=f.last_us or clamp_us(r.mtime_ns // 1000),
-            turns=f.turns,
-            messages=f.messages,
-            tokens=f.tokens,
             bytes=r.size,
-            context_tokens=f.context_tokens,
             context_limit=limit,
-            compactions=f.compactions,
-            warmup=f.warmup,
-            context_known=f.context_known,
-            context_estimated=f.context_estimated,
-            model=f.model,
             window_source=source,
-            samples=f.samples,
         )
 
     def _update(self, r: FileResult) -> SourceFileUpdate:
