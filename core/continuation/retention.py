@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from core.context.thresholds import effective_context
-from core.continuation.service import repository_of
+from core.continuation.handoff_text import repository_of
 from core.documents.handoff_files import archive_file, created_from_name, expired_archive_files
 from core.errors import DelegateError
 from core.models import ContextDocument, DocumentKind, DocumentStatus

@@ -21,7 +21,7 @@ from typing import Any
 
 from core import ids
 from core.context.thresholds import effective_context, exhausted
-from core.continuation.service import continuation_prompt
+from core.continuation.handoff_text import continuation_prompt
 from core.documents.handoff_registry import changed_notice, previous_handoff, read_registered
 from core.errors import DelegateError, HandoffChanged
 from core.events import HandoffModified
