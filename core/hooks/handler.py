@@ -39,7 +39,7 @@ import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core import ids
 from core.context.thresholds import HandOff, threshold_of
@@ -71,9 +71,7 @@ from core.supervisor.context_monitor import (
     has_handoff,
 )
 from core.supervisor.leader import new_holder
-
-if TYPE_CHECKING:
-    from core.store.leases import LeasesRepository
+from core.supervisor.monitors import MonitorRepos
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +123,8 @@ class ClaudeCodeHooks:
     agent's own is unusable (None: the next turn asks the agent again).
     ``wait_for_import``: False for a hook on its budget (:mod:`core.hooks.entry`): when
     another process holds the import lock, :class:`~core.errors.ImportBusy` at once.
-    ``pipeline`` and ``leases``: the hand-off steps and the lease repository (made from
-    the orchestrator's store when not given).
+    ``pipeline`` and ``repos``: the hand-off steps and the repositories the context judge
+    and the hand-off lease use (made from the orchestrator's store when not given).
     """
 
     def __init__(
@@ -138,11 +136,11 @@ class ClaudeCodeHooks:
         lease_s: float = HANDOFF_LEASE_S,
         wait_for_import: bool = True,
         pipeline: HandoffPipeline | None = None,
-        leases: LeasesRepository | None = None,
+        repos: MonitorRepos | None = None,
     ) -> None:
         self.orchestrator = orchestrator
         self.pipeline = pipeline or HandoffPipeline.of(orchestrator)
-        self.leases = leases or orchestrator.store.leases
+        self.repos = repos if repos is not None else MonitorRepos.of(orchestrator.store)
         self.wait_for_import = wait_for_import
         self.claude_dir = claude_dir
         self.continuation = continuation
@@ -167,6 +165,7 @@ class ClaudeCodeHooks:
                 hook.session_id,
                 claude_dir=self.claude_dir,
                 wait=self.wait_for_import,
+                pipeline=self.pipeline,
             )
         return None  # an event delegate does not handle (a newer install): nothing to say
 
@@ -183,14 +182,14 @@ class ClaudeCodeHooks:
         if hook.stop_hook_active and await self._asked(sid):
             return await self._take_reply(hook)
         await self._link_continuation(sid)
-        check = await check_context(orch, sid)
+        check = await check_context(orch, sid, repos=self.repos)
         if check is None or hook.stop_hook_active:
             return None
         if not check.wants_handoff:
             return _warning(check)
         if check.session.source == OURS:
             return None  # delegate drives it: its continuation asks the agent itself
-        if await has_handoff(orch, sid) or not await self._ask(sid):
+        if await has_handoff(orch, sid, repos=self.repos) or not await self._ask(sid):
             return None
         header = await self._header(check.session)
         return {"decision": "block", "reason": handoff_request(header)}
@@ -203,7 +202,7 @@ class ClaudeCodeHooks:
         process is handing it off)."""
         name, holder = self._lease(sid)
         clocks = self.orchestrator.clocks
-        return await self.leases.acquire(
+        return await self.repos.leases.acquire(
             name, holder, clocks.wall_us(), int(self.lease_s * 1_000_000), clocks.mono_stamp()
         )
 
@@ -211,12 +210,12 @@ class ClaudeCodeHooks:
         name, holder = self._lease(sid)
         clocks = self.orchestrator.clocks
         now, mono = clocks.wall_us(), clocks.mono_stamp()
-        return await self.leases.holder(name, now, mono) == holder
+        return await self.repos.leases.holder(name, now, mono) == holder
 
     async def _release(self, sid: str) -> None:
         name, holder = self._lease(sid)
         with contextlib.suppress(DelegateError):  # it expires by itself
-            await self.leases.release(name, holder)
+            await self.repos.leases.release(name, holder)
 
     async def _take_reply(self, hook: ClaudeHookInput) -> dict[str, Any] | None:
         """The agent answered the hand-off request: keep its document, or say why not."""
@@ -245,7 +244,7 @@ class ClaudeCodeHooks:
         why = "delegate: the agent's hand-off was not usable (" + "; ".join(problems) + ")"
         if self.continuation is not None:
             # Never nothing: one from facts, under the lease a supervisor would take too.
-            await hand_off_once(orch, self.continuation, sid, holder=new_holder())
+            await hand_off_once(orch, self.continuation, sid, holder=new_holder(), repos=self.repos)
             built = await steps.documents.find(DocumentKind.HANDOFF, source_session=sid, limit=1)
             if built:
                 return {"systemMessage": f"{why}; one built from facts is at {built[0].path}."}
@@ -321,6 +320,7 @@ class ClaudeCodeHooks:
                 hook.session_id,
                 claude_dir=self.claude_dir,
                 wait=self.wait_for_import,
+                pipeline=self.pipeline,
             )
         if hook.source not in NEW_WORK_SOURCES or not hook.cwd:
             return None

@@ -6,10 +6,31 @@ act twice. A monitor is any object with the two methods of :class:`Monitor`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from core.store import Store
+    from core.store.context import ContextRepository
+    from core.store.documents import DocumentsRepository
+    from core.store.leases import LeasesRepository
+    from core.store.sessions import SessionsRepository
     from core.supervisor.supervisor import Supervisor
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorRepos:
+    """The repositories the monitors and the context judge read and write, taken
+    from the store once by whoever builds them (the supervisor, a hook, a turn judge)."""
+
+    sessions: SessionsRepository
+    documents: DocumentsRepository
+    context: ContextRepository
+    leases: LeasesRepository
+
+    @classmethod
+    def of(cls, store: Store) -> MonitorRepos:
+        return cls(store.sessions, store.documents, store.context, store.leases)
 
 
 class Monitor(Protocol):
