@@ -12,25 +12,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
 from core.documents.handoff_files import read_handoff_file
+from core.documents.holder import HasDocuments
 from core.errors import HandoffChanged
 from core.models import ContextDocument, DocumentKind, DocumentStatus, Session
 from core.store import NewDocument
 from core.tokens import count_tokens
 
-if TYPE_CHECKING:
-    from core.store.documents import DocumentsRepository
-
 SCAN_LIMIT = 500  # documents looked through for the one a session was started from
-
-
-class HasDocuments(Protocol):
-    """Whatever holds the documents repository: the store, or a service given it."""
-
-    @property
-    def documents(self) -> DocumentsRepository: ...
 
 
 def digest(text: str) -> str:
