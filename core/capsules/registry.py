@@ -16,8 +16,9 @@ from pathlib import Path
 
 from core.clock import system_clock, to_us
 from core.documents.handoff_registry import digest
+from core.documents.holder import HasDocuments
 from core.models import ContextDocument, DocumentKind, DocumentStatus
-from core.store import NewDocument, Store
+from core.store import NewDocument
 from core.tokens import count_tokens
 
 
@@ -27,7 +28,7 @@ def _key(path: Path) -> str:
 
 
 async def register_capsule(
-    store: Store,
+    store: HasDocuments,
     path: Path,
     text: str,
     *,
@@ -58,25 +59,27 @@ async def register_capsule(
     )
 
 
-async def capsule_document(store: Store, path: Path) -> ContextDocument | None:
+async def capsule_document(store: HasDocuments, path: Path) -> ContextDocument | None:
     """The newest capsule row registered for the file at ``path``, if any."""
     document = await store.documents.by_path(_key(path))
     return document if document is not None and document.kind is DocumentKind.CAPSULE else None
 
 
-async def current_capsule_document(store: Store, path: Path, text: str) -> ContextDocument | None:
+async def current_capsule_document(
+    store: HasDocuments, path: Path, text: str
+) -> ContextDocument | None:
     """The row for ``path`` when it still describes ``text`` (same digest), else None:
     a capsule edited since it was registered needs a new row."""
     document = await capsule_document(store, path)
     return document if document is not None and document.digest == digest(text) else None
 
 
-async def record_use(store: Store, document_id: str, conversation_id: str) -> None:
+async def record_use(store: HasDocuments, document_id: str, conversation_id: str) -> None:
     """``conversation_id`` was launched with the capsule (a consumer; capsules stay reusable)."""
     await store.documents.add_consumer(document_id, conversation_id)
 
 
-async def forget_capsules(store: Store, paths: Iterable[Path]) -> list[str]:
+async def forget_capsules(store: HasDocuments, paths: Iterable[Path]) -> list[str]:
     """Remove the rows of capsules whose files were pruned; the ids removed."""
     ids = []
     for path in paths:

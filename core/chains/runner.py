@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from core.capsules.launch import CapsuleAcceptance
 from core.chains.report import ChainReport, ChainStep, GroupChain, StopReason
@@ -38,6 +38,9 @@ from core.returns.parse import rejected
 from core.returns.schemas import role_of
 from core.runs.handle import RunHandle
 
+if TYPE_CHECKING:
+    from core.store.sessions import SessionsRepository
+
 
 @dataclass(frozen=True, slots=True)
 class ChainStart:
@@ -59,13 +62,15 @@ async def run_chains(
     parent_id: str | None = None,
     capsule: str | None = None,
     accept: CapsuleAcceptance | None = None,
+    sessions: SessionsRepository | None = None,
 ) -> ChainReport:
     """Run each group's chain, in parallel, and report every step.
 
     ``first``: each group's first launch (its task and role), all started in one call
     (with ``capsule``, when given). Later roles run the same task, as the agent
     ``[returns] agents`` names for the role, else as the group's first agent, in the
-    same folder, under the same ``parent_id``.
+    same folder, under the same ``parent_id``. ``sessions``: where the groups' folders
+    are read (the orchestrator's store's when not given).
     """
     starts = [item if isinstance(item, ChainStart) else ChainStart(*item) for item in first]
     session = _check(starts)
@@ -78,7 +83,7 @@ async def run_chains(
         roles=[start.launch for start in starts],
     )
     lines: list[str] = []  # appended as steps end, across groups
-    chain = _Chain(orch, settings, agents, parent_id, lines)
+    chain = _Chain(orch, sessions or orch.store.sessions, settings, agents, parent_id, lines)
     async with asyncio.TaskGroup() as group_tasks:
         tasks = [
             group_tasks.create_task(chain.follow(start, handle))
@@ -146,6 +151,7 @@ def _first_call(starts: Sequence[ChainStart], agent_id: str | None, cwd: str | N
 @dataclass
 class _Chain:
     orch: AgentOrchestrator
+    sessions: SessionsRepository
     settings: Settings
     agents: dict[AgentRole, str]
     parent_id: str | None
@@ -235,7 +241,7 @@ class _Chain:
     async def _cwd(self, run: Run) -> str:
         """The folder the group works in: the one its last run ran in (the first
         launch's folder, resolved by the orchestrator)."""
-        session = await self.orch.store.sessions.get(run.conversation_id)
+        session = await self.sessions.get(run.conversation_id)
         return session.cwd
 
     async def _ended(

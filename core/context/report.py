@@ -8,35 +8,54 @@ an imported transcript's messages are not copied, so its breakdown is empty).
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from core.config import ContextSettings
 from core.context.thresholds import RISING_LEVELS, threshold_of
-from core.models import (
-    Checkpoint,
-    ContextLevel,
-    ContextReport,
-    DocumentKind,
-    MessageCategory,
-    Session,
-)
-from core.store import Store
-from core.store.rows import clamp_count, clamp_time
+from core.models import ContextLevel, ContextReport, DocumentKind, Session
+
+if TYPE_CHECKING:
+    from core.store import Store
+    from core.store.checkpoints import CheckpointsRepository
+    from core.store.context import ContextRepository
+    from core.store.documents import DocumentsRepository
+    from core.store.messages import MessagesRepository
+    from core.store.sessions import SessionsRepository
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRepos:
+    """The repositories a context report reads."""
+
+    context: ContextRepository
+    sessions: SessionsRepository
+    documents: DocumentsRepository
+    messages: MessagesRepository
+    checkpoints: CheckpointsRepository
+
+    @classmethod
+    def of(cls, store: Store) -> ReportRepos:
+        return cls(
+            store.context, store.sessions, store.documents, store.messages, store.checkpoints
+        )
 
 
 async def build_report(
-    store: Store, session: Session, thresholds: ContextSettings
+    repos: ReportRepos | Store, session: Session, thresholds: ContextSettings
 ) -> ContextReport:
-    """Everything about ``session``'s context, with the effective ``thresholds``."""
+    """Everything about ``session``'s context, with the effective ``thresholds``
+    (``repos``: what it reads; a store is read through its repositories)."""
+    reads = repos if isinstance(repos, ReportRepos) else ReportRepos.of(repos)
     cid = session.conversation_id
     return ContextReport(
         session=session,
-        trend=tuple(await store.context.trend(cid)),
-        breakdown=await _breakdown(store, cid),
-        crossings=tuple(await store.context.crossings(cid)),
-        chain=tuple(await store.sessions.continuation_chain(cid)),
-        checkpoints=await _checkpoints(store, cid),
-        handoffs=tuple(await store.documents.find(DocumentKind.HANDOFF, source_session=cid)),
+        trend=tuple(await reads.context.trend(cid)),
+        breakdown=await reads.messages.tokens_by_category(cid),
+        crossings=tuple(await reads.context.crossings(cid)),
+        chain=tuple(await reads.sessions.continuation_chain(cid)),
+        checkpoints=tuple(await reads.checkpoints.for_session(cid, limit=None)),
+        handoffs=tuple(await reads.documents.find(DocumentKind.HANDOFF, source_session=cid)),
         thresholds=threshold_percents(thresholds),
     )
 
@@ -44,36 +63,6 @@ async def build_report(
 def threshold_percents(ctx: ContextSettings) -> dict[str, int]:
     """The % at which each level starts, by level name (lowest first)."""
     return {level.value: threshold_of(level, ctx) for level in RISING_LEVELS}
-
-
-async def _breakdown(store: Store, conversation_id: str) -> dict[str, int]:
-    rows = await store.db.fetch_all(
-        "SELECT category, sum(token_count) AS tokens FROM messages"
-        " WHERE conversation_id = ? GROUP BY category",
-        (conversation_id,),
-    )
-    known = {c.value for c in MessageCategory}
-    return {
-        str(r["category"]): clamp_count(r["tokens"]) for r in rows if str(r["category"]) in known
-    }
-
-
-async def _checkpoints(store: Store, conversation_id: str) -> tuple[Checkpoint, ...]:
-    rows = await store.db.fetch_all(
-        "SELECT checkpoint_id, seq, label, created_at FROM checkpoints"
-        " WHERE conversation_id = ? ORDER BY created_at, checkpoint_id",
-        (conversation_id,),
-    )
-    return tuple(
-        Checkpoint(
-            checkpoint_id=str(r["checkpoint_id"]),
-            conversation_id=conversation_id,
-            seq=clamp_count(r["seq"]),
-            label=str(r["label"] or ""),
-            created_at=clamp_time(r["created_at"]),
-        )
-        for r in rows
-    )
 
 
 def level_reached(percent: float, thresholds: dict[str, int]) -> ContextLevel:

@@ -17,13 +17,18 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.context.thresholds import effective_context
-from core.continuation.service import repository_of
+from core.continuation.handoff_text import repository_of
 from core.documents.handoff_files import archive_file, created_from_name, expired_archive_files
 from core.errors import DelegateError
 from core.models import ContextDocument, DocumentKind, DocumentStatus
 from core.orchestrator import AgentOrchestrator
+
+if TYPE_CHECKING:
+    from core.store.documents import DocumentsRepository
+    from core.store.sessions import SessionsRepository
 
 SCAN_LIMIT = 10_000  # registered hand-offs looked at in one prune
 
@@ -39,21 +44,30 @@ class PruneReport:
 
 
 async def prune_handoffs(
-    orchestrator: AgentOrchestrator, *, now: datetime | None = None, dry_run: bool = False
+    orchestrator: AgentOrchestrator,
+    *,
+    now: datetime | None = None,
+    dry_run: bool = False,
+    documents: DocumentsRepository | None = None,
+    sessions: SessionsRepository | None = None,
 ) -> PruneReport:
     """Archive finished chains, delete expired archives; see the module docstring.
 
     A chain's documents (linked by the hand-off each follows) are judged as one:
     archived together once its work is finished, deleted together once its
-    newest document is older than ``retention_days``.
+    newest document is older than ``retention_days``. ``documents`` and
+    ``sessions``: the repositories read and changed (the orchestrator's store's
+    when not given).
     """
     orch = orchestrator
+    registry = documents or orch.store.documents
+    session_repo = sessions or orch.store.sessions
     now = now or orch.clock()
     report = PruneReport()
-    documents = await orch.store.documents.find(DocumentKind.HANDOFF, limit=SCAN_LIMIT)
+    handoffs = await registry.find(DocumentKind.HANDOFF, limit=SCAN_LIMIT)
     repos: set[Path] = set()
     present: list[ContextDocument] = []
-    for document in sorted(documents, key=lambda d: d.created_at):
+    for document in sorted(handoffs, key=lambda d: d.created_at):
         path = Path(document.path)
         repo = repository_of(path)
         if repo is not None:
@@ -61,7 +75,7 @@ async def prune_handoffs(
         if not await asyncio.to_thread(_is_file, path):
             report.forgotten.append(document.path)
             if not dry_run:
-                await orch.store.documents.remove([document.document_id])
+                await registry.remove([document.document_id])
             continue
         present.append(document)
     for chain in _chains(present):
@@ -72,9 +86,9 @@ async def prune_handoffs(
                     report.deleted.append(document.path)
                     if not dry_run:
                         await asyncio.to_thread(_unlink, Path(document.path))
-                        await orch.store.documents.remove([document.document_id])
+                        await registry.remove([document.document_id])
             continue
-        if not await _chain_finished(orch, chain):
+        if not await _chain_finished(session_repo, chain):
             report.kept += sum(d.status is not DocumentStatus.ARCHIVED for d in chain)
             continue
         for document in chain:
@@ -84,11 +98,11 @@ async def prune_handoffs(
                 report.archived.append(document.path)
                 continue
             moved = await asyncio.to_thread(archive_file, Path(document.path))
-            await orch.store.documents.set_path(document.document_id, str(moved))
-            await orch.store.documents.set_status(document.document_id, DocumentStatus.ARCHIVED)
+            await registry.set_path(document.document_id, str(moved))
+            await registry.set_status(document.document_id, DocumentStatus.ARCHIVED)
             report.archived.append(str(moved))
     # Archived files nobody registered (copied in, or from another data folder).
-    registered = {d.path for d in documents}
+    registered = {d.path for d in handoffs}
     for repo in sorted(repos):
         before = now - _retention(orch, repo)
         for path in await asyncio.to_thread(expired_archive_files, repo, before):
@@ -131,7 +145,7 @@ def _chains(documents: list[ContextDocument]) -> list[list[ContextDocument]]:
     return list(groups.values())
 
 
-async def _chain_finished(orch: AgentOrchestrator, chain: list[ContextDocument]) -> bool:
+async def _chain_finished(sessions: SessionsRepository, chain: list[ContextDocument]) -> bool:
     """Whether the work a chain carried ended: every session that wrote or used one of
     its documents has the newest of its hand-off chain archived or gone. A chain no
     session wrote or used stays until a person prunes it by hand."""
@@ -143,14 +157,13 @@ async def _chain_finished(orch: AgentOrchestrator, chain: list[ContextDocument])
     }
     if not members:
         return False
-    store = orch.store
     for member in sorted(members):
-        if not await store.sessions.exists(member):
+        if not await sessions.exists(member):
             continue
-        newest = await store.sessions.newest_in_chain(member)
-        if not await store.sessions.exists(newest):
+        newest = await sessions.newest_in_chain(member)
+        if not await sessions.exists(newest):
             continue
-        if (await store.sessions.get(newest)).archived_at is None:
+        if (await sessions.get(newest)).archived_at is None:
             return False
     return True
 

@@ -172,14 +172,14 @@ class SessionReader(Wing):
     async def context_report(self, conversation_id: str) -> ContextReport:
         """A session's context: figures, window and its source, trend, breakdown by
         category, thresholds crossed, checkpoints, hand-offs and the hand-off chain."""
-        from core.context.report import build_report
+        from core.context.report import ReportRepos, build_report
 
         session = await self.get_session(conversation_id)
         from core.context.thresholds import effective_context
 
         # The project's own [context] file may say otherwise: a small file read, off the loop.
         thresholds = await asyncio.to_thread(effective_context, self.settings, session.cwd)
-        return await build_report(self.store, session, thresholds)
+        return await build_report(ReportRepos.of(self.store), session, thresholds)
 
     async def transcript_path(self, conversation_id: str) -> Path | None:
         """The transcript file Claude Code or Codex keeps for this session, or None.

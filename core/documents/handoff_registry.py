@@ -14,9 +14,10 @@ import hashlib
 from pathlib import Path
 
 from core.documents.handoff_files import read_handoff_file
+from core.documents.holder import HasDocuments
 from core.errors import HandoffChanged
 from core.models import ContextDocument, DocumentKind, DocumentStatus, Session
-from core.store import NewDocument, Store
+from core.store import NewDocument
 from core.tokens import count_tokens
 
 SCAN_LIMIT = 500  # documents looked through for the one a session was started from
@@ -47,7 +48,7 @@ def read_registered(document: ContextDocument) -> str:
 
 
 async def register_handoff(
-    store: Store,
+    store: HasDocuments,
     *,
     document_id: str,
     path: Path,
@@ -77,7 +78,7 @@ async def register_handoff(
     )
 
 
-async def previous_handoff(store: Store, session: Session) -> ContextDocument | None:
+async def previous_handoff(store: HasDocuments, session: Session) -> ContextDocument | None:
     """The hand-off ``session`` was started from (the chain's last link), if any.
 
     The document it consumed when one is recorded; else the newest hand-off of

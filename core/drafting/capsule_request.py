@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.capsules.check import check_capsule
 from core.capsules.drift import ReferenceUnsafe, reference_for
@@ -29,7 +30,23 @@ from core.gitinfo import current_branch
 from core.models import DocumentStatus, RunStatus, Session
 from core.orchestrator import AgentOrchestrator
 
+if TYPE_CHECKING:
+    from core.store.documents import DocumentsRepository
+
 ASK_TIMEOUT_S = 600.0  # how long an agent may take to write its capsule
+
+
+@dataclass(frozen=True, slots=True)
+class CapsuleRepos:
+    """What a capsule request writes: the documents registry, and the data folder a
+    capsule goes under when delegate does not write in the session's repository."""
+
+    documents: DocumentsRepository
+    data_dir: Path
+
+    @classmethod
+    def of(cls, orchestrator: AgentOrchestrator) -> CapsuleRepos:
+        return cls(orchestrator.store.documents, orchestrator.store.path.parent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,17 +72,20 @@ async def request_capsule(
     budget: int | None = None,
     mini: bool = False,
     timeout_s: float = ASK_TIMEOUT_S,
+    repos: CapsuleRepos | None = None,
 ) -> CapsuleDraft:
     """Ask ``session_id`` for its capsule; save and register the answer as a draft.
 
     Raises what a follow-up raises when the session cannot be asked (busy, unknown,
     its folder gone), and :class:`CapsuleRequestFailed` when it gives no capsule.
+    ``repos``: what it writes (the orchestrator's store's when not given).
     """
     orch = orchestrator
+    repos = repos if repos is not None else CapsuleRepos.of(orch)
     session = await orch.get_session(session_id)
     cid = session.conversation_id
     repo, branch = await asyncio.to_thread(
-        _where, session, orch.store.path.parent, orch.settings.trusted_folders
+        _where, session, repos.data_dir, orch.settings.trusted_folders
     )
     now = orch.clock()
     prompt = await asyncio.to_thread(
@@ -104,7 +124,7 @@ async def request_capsule(
     text = await asyncio.to_thread(with_blob_ids, repo, text)
     path = await asyncio.to_thread(save_capsule, repo, text, branch=branch, created=now)
     document = await register_capsule(
-        orch.store,
+        repos,
         path,
         text,
         source_session=cid,

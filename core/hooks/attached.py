@@ -9,7 +9,7 @@ session has a new hand-off, announced in the history (the hook's last write), an
 its turn has settled (its transcript quiet), the
 CLI is ended (``SIGTERM``, as a terminal closing would) and a new session of the
 same CLI starts in the same terminal, in the same folder, its first prompt the
-hand-off (:func:`~core.continuation.service.continuation_prompt`), its id minted
+hand-off (:func:`~core.continuation.handoff_text.continuation_prompt`), its id minted
 here (``--session-id``) so the document names it as its consumer and the
 successor's first turn links the two (``continued_in``). The successor is watched
 the same way: a chain goes on until the person leaves the CLI.
@@ -28,19 +28,23 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core import ids
-from core.continuation.service import continuation_prompt, repository_of
-from core.documents.handoff_files import clear_pending_note
+from core.continuation.handoff_pipeline import HandoffPipeline
+from core.continuation.handoff_text import continuation_prompt, repository_of
 from core.documents.handoff_registry import read_registered
 from core.errors import DelegateError, HandoffChanged
 from core.events import HandoffWritten
 from core.hooks.session_guard import announce_changed
-from core.models import ContextDocument, DocumentKind, DocumentStatus
+from core.models import ContextDocument, DocumentKind
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact
 from core.reopen import Attached, ReopenPlan, run_attached_keeping_words, survive_interrupts
+
+if TYPE_CHECKING:
+    from core.store.history import HistoryRepository
+    from core.store.leases import LeasesRepository
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,21 @@ ATTACHED_LEASE_US = 60_000_000
 """How long the attached lease lasts unless renewed (a crashed delegate frees it)."""
 EXIT_GRACE_S = 15.0
 """How long the CLI may take to exit after ``SIGTERM`` before it is killed."""
+
+
+@dataclass(frozen=True, slots=True)
+class AttachedRepos:
+    """What watching an attached session reads and writes: the hand-off steps (its
+    documents), the leases (``attached``) and the history (the hook's announcement)."""
+
+    pipeline: HandoffPipeline
+    leases: LeasesRepository
+    history: HistoryRepository
+
+    @classmethod
+    def of(cls, orchestrator: AgentOrchestrator) -> AttachedRepos:
+        store = orchestrator.store
+        return cls(HandoffPipeline.of(orchestrator), store.leases, store.history)
 
 
 @dataclass
@@ -103,16 +122,19 @@ async def run_continuing(
     *,
     notice: Callable[[str], None] | None = None,
     quiet_s: float = QUIET_S,
+    repos: AttachedRepos | None = None,
 ) -> AttachedOutcome:
     """Run ``plan`` on this terminal; each time its session hands off, end it and go
     on in a successor; return once the person leaves the CLI.
 
     ``notice`` is told, between two CLIs, what happened (a line for the terminal).
+    ``repos``: what the watch reads and writes (made from the orchestrator when not given).
     """
     if plan.source != ids.CLAUDE_CODE:
         ended = await run_attached_keeping_words(plan)
         return AttachedOutcome(ended.code, [plan.conversation_id], said=ended.said)
-    data_dir = orchestrator.store.path.parent
+    repos = repos or AttachedRepos.of(orchestrator)
+    data_dir = repos.pipeline.data_dir
     extra = await asyncio.to_thread(hook_arguments, plan, data_dir)
     watched = watchable(plan)
     current = ReopenPlan(
@@ -127,12 +149,12 @@ async def run_continuing(
     with survive_interrupts():
         while True:
             outcome.sessions.append(current.conversation_id)
-            ended, document = await _run_one(orchestrator, current, quiet_s)
+            ended, document = await _run_one(orchestrator, repos, current, quiet_s)
             outcome.code, outcome.said = ended.code, ended.said
             if document is None:
                 return outcome
             outcome.handoffs.append(document.path)
-            successor = await _successor(orchestrator, current, document, extra)
+            successor = await _successor(orchestrator, repos, current, document, extra)
             if successor is None:
                 return outcome
             if notice is not None:
@@ -143,19 +165,19 @@ async def run_continuing(
             current = successor
 
 
-async def _handoffs_of(orchestrator: AgentOrchestrator, session_id: str) -> list[ContextDocument]:
-    return await orchestrator.store.documents.find(DocumentKind.HANDOFF, source_session=session_id)
+async def _handoffs_of(repos: AttachedRepos, session_id: str) -> list[ContextDocument]:
+    return await repos.pipeline.documents.find(DocumentKind.HANDOFF, source_session=session_id)
 
 
 async def _run_one(
-    orchestrator: AgentOrchestrator, plan: ReopenPlan, quiet_s: float
+    orchestrator: AgentOrchestrator, repos: AttachedRepos, plan: ReopenPlan, quiet_s: float
 ) -> tuple[Attached, ContextDocument | None]:
     """Run one CLI until it exits, ending it once its session has handed off; how it
     ended (its status, its own last words when it failed) and the hand-off it wrote
     meanwhile (None: the person left)."""
     sid = plan.conversation_id
     try:
-        known = {d.document_id for d in await _handoffs_of(orchestrator, sid)}
+        known = {d.document_id for d in await _handoffs_of(repos, sid)}
     except DelegateError as exc:  # the store unreadable: the CLI still runs, unwatched
         log.warning("cannot read the hand-offs of %s: %s", sid, exc)
         known = None
@@ -163,10 +185,10 @@ async def _run_one(
     async def new_handoff() -> ContextDocument | None:
         if known is None:
             return None
-        found = [d for d in await _handoffs_of(orchestrator, sid) if d.document_id not in known]
+        found = [d for d in await _handoffs_of(repos, sid) if d.document_id not in known]
         return found[0] if found else None
 
-    attached = _Attached(orchestrator, sid)
+    attached = _Attached(orchestrator, repos.leases, sid)
     await attached.hold()
     running: asyncio.Future[asyncio.subprocess.Process] = asyncio.get_running_loop().create_future()
     # On a terminal of its own mirrored to ours, so a failing CLI's words are kept.
@@ -190,7 +212,7 @@ async def _run_one(
                 log.info("cannot read the hand-offs of %s: %s", sid, exc)
                 continue
             if document is not None:
-                await _settle(orchestrator, sid, document, exited, quiet_s)
+                await _settle(orchestrator, repos, sid, document, exited, quiet_s)
                 await _end(process, exited)
                 break
         ended = await exited
@@ -210,29 +232,31 @@ class _Attached:
     """The session's ``attached`` lease: while held, a supervisor leaves its hand-off
     to its hooks (the agent writes its own) instead of building one from facts."""
 
-    def __init__(self, orchestrator: AgentOrchestrator, sid: str) -> None:
+    def __init__(self, orchestrator: AgentOrchestrator, leases: LeasesRepository, sid: str) -> None:
         from core.supervisor.context_monitor import ATTACHED_LEASE
         from core.supervisor.leader import new_holder
 
         self.orchestrator = orchestrator
+        self.leases = leases
         self.name = ATTACHED_LEASE.format(sid)
         self.holder = new_holder()
 
     async def hold(self) -> None:
         """Take or renew it (for :data:`ATTACHED_LEASE_US`; renewed at every poll)."""
-        store, clocks = self.orchestrator.store, self.orchestrator.clocks
+        clocks = self.orchestrator.clocks
         with contextlib.suppress(DelegateError):  # a busy store: renewed next time
-            await store.leases.acquire(
+            await self.leases.acquire(
                 self.name, self.holder, clocks.wall_us(), ATTACHED_LEASE_US, clocks.mono_stamp()
             )
 
     async def release(self) -> None:
         with contextlib.suppress(DelegateError):  # it expires by itself
-            await self.orchestrator.store.leases.release(self.name, self.holder)
+            await self.leases.release(self.name, self.holder)
 
 
 async def _settle(
     orchestrator: AgentOrchestrator,
+    repos: AttachedRepos,
     sid: str,
     document: ContextDocument,
     exited: asyncio.Future[Attached],
@@ -251,7 +275,7 @@ async def _settle(
     quiet_since = time.monotonic()
     while not exited.done() and time.monotonic() < deadline:
         if not announced:
-            announced = await _announced(orchestrator, document.document_id)
+            announced = await _announced(repos.history, document.document_id)
             quiet_since = time.monotonic()
         try:
             info = await asyncio.to_thread(transcript.stat) if transcript else None
@@ -265,10 +289,10 @@ async def _settle(
         await asyncio.wait({exited}, timeout=0.25)
 
 
-async def _announced(orchestrator: AgentOrchestrator, document_id: str) -> bool:
+async def _announced(history: HistoryRepository, document_id: str) -> bool:
     """Whether the ``handoff_written`` event of ``document_id`` is in the history yet."""
     try:
-        recent = (await orchestrator.store.history.events(limit=ANNOUNCED_SCAN)).events
+        recent = (await history.events(limit=ANNOUNCED_SCAN)).events
     except DelegateError:
         return False
     return any(isinstance(e, HandoffWritten) and e.document_id == document_id for e in recent)
@@ -290,6 +314,7 @@ async def _end(process: asyncio.subprocess.Process, exited: asyncio.Future[Attac
 
 async def _successor(
     orchestrator: AgentOrchestrator,
+    repos: AttachedRepos,
     plan: ReopenPlan,
     document: ContextDocument,
     extra: tuple[str, ...],
@@ -308,18 +333,14 @@ async def _successor(
         log.warning("hand-off %s cannot be read: %s", path, exc)
         return None
     successor = str(uuid.uuid4())
-    docs = orchestrator.store.documents
     # Consumed by the successor before it starts: its SessionStart hook then gives it
     # nothing more, and its first Stop links the two sessions.
     try:
-        await docs.add_consumer(document.document_id, successor)
-        await docs.set_status(document.document_id, DocumentStatus.CONSUMED)
+        await repos.pipeline.consume(document, successor)
     except DelegateError as exc:  # it stays pending: a person continues it
         log.warning("hand-off %s cannot be marked consumed: %s", path, exc)
         return None
-    repo = repository_of(path)
-    if repo is not None:
-        await asyncio.to_thread(clear_pending_note, repo)
+    await repos.pipeline.clear_note(repository_of(path))
     prompt = continuation_prompt(path, text)
     argv = (plan.argv[0], "--session-id", successor, *extra, prompt)
     return ReopenPlan(successor, plan.source, argv, plan.cwd, plan.env, plan.shown_binary)

@@ -158,7 +158,8 @@ async def _handle(
     if event not in known:
         call.problem = f"the event {event!r} is not one delegate handles: let through"
         return
-    from core.continuation.service import Continuation  # deferred: after the input is checked
+    from core.continuation.handoff_pipeline import HandoffPipeline  # deferred: input checked
+    from core.continuation.service import Continuation
     from core.hooks.handler import ClaudeCodeHooks, ClaudeHookInput, codex_thread, on_codex_notify
     from core.orchestrator import AgentOrchestrator
 
@@ -180,10 +181,15 @@ async def _handle(
         call.problem, call.deferred = f"{exc.code}: {exc.message}", True
         return
     try:
-        continuation = Continuation(orch)  # a hand-off from facts when the agent cannot
+        steps = HandoffPipeline.of(orch)  # one pipeline, for the agent's and from facts
+        continuation = Continuation(orch, pipeline=steps)  # when the agent's is unusable
         if agent == ids.CLAUDE_CODE:
             handler = ClaudeCodeHooks(
-                orch, claude_dir=claude_dir, continuation=continuation, wait_for_import=False
+                orch,
+                claude_dir=claude_dir,
+                continuation=continuation,
+                wait_for_import=False,
+                pipeline=steps,
             )
             call.answer = await handler.answer(hook)
         else:

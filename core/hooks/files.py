@@ -312,3 +312,10 @@ def _exchange(a: Path, b: Path) -> bool:
     if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
         return False
     raise OSError(code, os.strerror(code), str(b))
+
+
+def unusable_result(path: Path, why: str) -> HookSettingsUnusable:
+    return HookSettingsUnusable(
+        f"delegate's change to {path} would leave a file the agent cannot read as meant"
+        f" ({why}); it was left as it was. Please report this with the file's shape."
+    )

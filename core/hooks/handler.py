@@ -37,33 +37,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core import ids
-from core.clock import to_us
 from core.context.thresholds import HandOff, threshold_of
-from core.continuation.service import (
-    OURS,
-    continuation_prompt,
-    subagents_at_work,
-    with_known_facts,
-)
+from core.continuation.handoff_pipeline import WRITE_ERRORS, HandoffPipeline, write_problem
+from core.continuation.handoff_text import continuation_prompt, subagents_at_work, with_known_facts
+from core.continuation.service import OURS
 from core.documents.handoff_facts import git_facts
-from core.documents.handoff_files import (
-    clear_pending_note,
-    handoffs_dir,
-    write_handoff_file,
-    write_pending_note,
-)
-from core.documents.handoff_registry import (
-    changed_notice,
-    previous_handoff,
-    read_registered,
-    register_handoff,
-)
+from core.documents.handoff_files import handoffs_dir
+from core.documents.handoff_registry import changed_notice, previous_handoff, read_registered
 from core.documents.handoff_template import (
     HandoffHeader,
     extract_handoff,
@@ -72,14 +57,7 @@ from core.documents.handoff_template import (
     render_handoff,
     validate_handoff,
 )
-from core.errors import (
-    DelegateError,
-    DiskFull,
-    DocumentInvalid,
-    HandoffChanged,
-    InvalidRequest,
-)
-from core.events import HandoffFailed, HandoffWritten, SessionContinued
+from core.errors import DelegateError, HandoffChanged, InvalidRequest
 from core.gitinfo import worktree_root
 from core.hooks.payload import parse_payload
 from core.models import ContextDocument, ContextLevel, DocumentKind, DocumentStatus, Session
@@ -93,9 +71,7 @@ from core.supervisor.context_monitor import (
     has_handoff,
 )
 from core.supervisor.leader import new_holder
-
-if TYPE_CHECKING:
-    from core.documents.write_folder import WriteFolder
+from core.supervisor.monitors import MonitorRepos
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +123,8 @@ class ClaudeCodeHooks:
     agent's own is unusable (None: the next turn asks the agent again).
     ``wait_for_import``: False for a hook on its budget (:mod:`core.hooks.entry`): when
     another process holds the import lock, :class:`~core.errors.ImportBusy` at once.
+    ``pipeline`` and ``repos``: the hand-off steps and the repositories the context judge
+    and the hand-off lease use (made from the orchestrator's store when not given).
     """
 
     def __init__(
@@ -157,8 +135,12 @@ class ClaudeCodeHooks:
         continuation: HandOff | None = None,
         lease_s: float = HANDOFF_LEASE_S,
         wait_for_import: bool = True,
+        pipeline: HandoffPipeline | None = None,
+        repos: MonitorRepos | None = None,
     ) -> None:
         self.orchestrator = orchestrator
+        self.pipeline = pipeline or HandoffPipeline.of(orchestrator)
+        self.repos = repos if repos is not None else MonitorRepos.of(orchestrator.store)
         self.wait_for_import = wait_for_import
         self.claude_dir = claude_dir
         self.continuation = continuation
@@ -183,6 +165,7 @@ class ClaudeCodeHooks:
                 hook.session_id,
                 claude_dir=self.claude_dir,
                 wait=self.wait_for_import,
+                pipeline=self.pipeline,
             )
         return None  # an event delegate does not handle (a newer install): nothing to say
 
@@ -199,14 +182,14 @@ class ClaudeCodeHooks:
         if hook.stop_hook_active and await self._asked(sid):
             return await self._take_reply(hook)
         await self._link_continuation(sid)
-        check = await check_context(orch, sid)
+        check = await check_context(orch, sid, repos=self.repos)
         if check is None or hook.stop_hook_active:
             return None
         if not check.wants_handoff:
             return _warning(check)
         if check.session.source == OURS:
             return None  # delegate drives it: its continuation asks the agent itself
-        if await has_handoff(orch, sid) or not await self._ask(sid):
+        if await has_handoff(orch, sid, repos=self.repos) or not await self._ask(sid):
             return None
         header = await self._header(check.session)
         return {"decision": "block", "reason": handoff_request(header)}
@@ -219,7 +202,7 @@ class ClaudeCodeHooks:
         process is handing it off)."""
         name, holder = self._lease(sid)
         clocks = self.orchestrator.clocks
-        return await self.orchestrator.store.leases.acquire(
+        return await self.repos.leases.acquire(
             name, holder, clocks.wall_us(), int(self.lease_s * 1_000_000), clocks.mono_stamp()
         )
 
@@ -227,16 +210,16 @@ class ClaudeCodeHooks:
         name, holder = self._lease(sid)
         clocks = self.orchestrator.clocks
         now, mono = clocks.wall_us(), clocks.mono_stamp()
-        return await self.orchestrator.store.leases.holder(name, now, mono) == holder
+        return await self.repos.leases.holder(name, now, mono) == holder
 
     async def _release(self, sid: str) -> None:
         name, holder = self._lease(sid)
         with contextlib.suppress(DelegateError):  # it expires by itself
-            await self.orchestrator.store.leases.release(name, holder)
+            await self.repos.leases.release(name, holder)
 
     async def _take_reply(self, hook: ClaudeHookInput) -> dict[str, Any] | None:
         """The agent answered the hand-off request: keep its document, or say why not."""
-        orch = self.orchestrator
+        orch, steps = self.orchestrator, self.pipeline
         sid = hook.session_id
         try:
             session = await orch.get_session(sid)
@@ -248,32 +231,21 @@ class ClaudeCodeHooks:
                 document = render_handoff(header, await self._with_facts(session, found))
                 try:
                     path = await self._keep(session, header, document)
-                except (OSError, DocumentInvalid, DiskFull) as exc:
-                    shown = f"{exc.code}: {exc}" if isinstance(exc, DiskFull) else str(exc)
-                    problems = [f"it cannot be written: {shown}"]
+                except WRITE_ERRORS as exc:
+                    problems = [f"it cannot be written: {write_problem(exc)}"]
                 else:
                     return {
                         "systemMessage": f"delegate: hand-off written to {path}. A new Claude"
                         " Code session in this project starts from it."
                     }
-            await orch.emit(
-                HandoffFailed(
-                    at=orch.clock(),
-                    conversation_id=sid,
-                    agent_id=session.agent_id,
-                    stage="write",
-                    reason="; ".join(problems),
-                )
-            )
+            await steps.failed(session, "write", "; ".join(problems))
         finally:
             await self._release(sid)
         why = "delegate: the agent's hand-off was not usable (" + "; ".join(problems) + ")"
         if self.continuation is not None:
             # Never nothing: one from facts, under the lease a supervisor would take too.
-            await hand_off_once(orch, self.continuation, sid, holder=new_holder())
-            built = await orch.store.documents.find(
-                DocumentKind.HANDOFF, source_session=sid, limit=1
-            )
+            await hand_off_once(orch, self.continuation, sid, holder=new_holder(), repos=self.repos)
+            built = await steps.documents.find(DocumentKind.HANDOFF, source_session=sid, limit=1)
             if built:
                 return {"systemMessage": f"{why}; one built from facts is at {built[0].path}."}
         return {"systemMessage": f"{why}; it is asked again after the next turn."}
@@ -281,60 +253,35 @@ class ClaudeCodeHooks:
     async def _with_facts(self, session: Session, found: str) -> dict[str, str]:
         """The agent's sections with git's modified files (a checked git work tree only:
         the session's folder comes from its transcript) and the sub-agents at work."""
-        place = await _documents_folder(self.orchestrator, session.cwd, session.source)
+        place = await self.pipeline.folder(session.cwd, session.source)
         git = await asyncio.to_thread(git_facts, place.repository) if place.repository else None
         children = await subagents_at_work(self.orchestrator, session.conversation_id)
         return with_known_facts(parse_handoff(found), git, children)
 
     async def _header(self, session: Session) -> HandoffHeader:
-        store = self.orchestrator.store
-        previous = await previous_handoff(store, session)
-        chain = await store.documents.chain(previous.document_id) if previous else []
-        return HandoffHeader(
-            created=self.orchestrator.clock(),
-            previous_instance=session.conversation_id,
-            used_tokens=session.context.used_tokens,
-            limit_tokens=session.context.limit_tokens,
-            project=str(_project_root(session.cwd)),
-            branch=session.git_branch,
-            previous_handoff=previous.path if previous else None,
-            chain_position=len(chain) + 1,
-        )
+        steps = self.pipeline
+        previous, position = await steps.predecessor(session)
+        project = str(_project_root(session.cwd))
+        return steps.header(session, previous, position, project=project, branch=session.git_branch)
 
     async def _keep(self, session: Session, header: HandoffHeader, document: str) -> Path:
         """Write the document and the pending note, register it, announce it."""
-        orch = self.orchestrator
-        place = await _documents_folder(orch, session.cwd, session.source)
-        repo = await asyncio.to_thread(place.ready)
+        steps = self.pipeline
+        place = await steps.folder(session.cwd, session.source)
         text = redact(document)
-        path = await asyncio.to_thread(write_handoff_file, repo, text, header.created)
-        previous = await previous_handoff(orch.store, session)
-        doc = await register_handoff(
-            orch.store,
-            document_id=str(uuid.uuid4()),
-            path=path,
-            text=text,
-            created_us=to_us(header.created),
+        path = await steps.write(place, text, header)
+        previous, _position = await steps.predecessor(session)
+        doc = await steps.register(
+            session,
+            path,
+            text,
+            header,
             producer="agent",
-            source_session=session.conversation_id,
-            previous_id=previous.document_id if previous else None,
+            previous=previous,
             status=DocumentStatus.PENDING,
         )
-        command = f"delegate handoff continue {path}"
-        with contextlib.suppress(OSError, DocumentInvalid):  # the document stands without it
-            await asyncio.to_thread(write_pending_note, repo, path, command)
-        await orch.emit(
-            HandoffWritten(
-                at=orch.clock(),
-                conversation_id=session.conversation_id,
-                agent_id=session.agent_id,
-                document_id=doc.document_id,
-                path=str(path),
-                producer="agent",
-                previous_id=doc.previous_id,
-                pending=True,
-            )
-        )
+        await steps.leave_pending(doc, place.root)
+        await steps.written(session, doc, "agent", pending=True)
         return path
 
     async def _link_continuation(self, sid: str) -> None:
@@ -342,33 +289,25 @@ class ClaudeCodeHooks:
 
         At its start the new session is not stored yet; its first turn is.
         """
-        store = self.orchestrator.store
+        steps = self.pipeline
         try:
             session = await self.orchestrator.get_session(sid)
         except DelegateError:
             return
         if session.continued_from is not None:
             return
-        document = await previous_handoff(store, session)
+        document = await previous_handoff(steps, session)
         if document is None or document.source_session in (None, sid):
             return
         source_id = document.source_session
         try:
-            source = await store.sessions.get(source_id)
+            source = await steps.sessions.get(source_id)
         except DelegateError:
             return  # purged since: the document stands alone
         if source.continued_in is not None:
             return
-        await store.sessions.link_continuation(source_id, sid)
-        await self.orchestrator.emit(
-            SessionContinued(
-                at=self.orchestrator.clock(),
-                conversation_id=source_id,
-                successor_id=sid,
-                agent_id=source.agent_id,
-                document_id=document.document_id,
-            )
-        )
+        await steps.sessions.link_continuation(source_id, sid)
+        await steps.continued(source, sid, document.document_id)
 
     # --- SessionStart -----------------------------------------------------------
 
@@ -381,10 +320,11 @@ class ClaudeCodeHooks:
                 hook.session_id,
                 claude_dir=self.claude_dir,
                 wait=self.wait_for_import,
+                pipeline=self.pipeline,
             )
         if hook.source not in NEW_WORK_SOURCES or not hook.cwd:
             return None
-        repo = (await _documents_folder(self.orchestrator, hook.cwd, ids.CLAUDE_CODE)).root
+        repo = (await self.pipeline.folder(hook.cwd, ids.CLAUDE_CODE)).root
         waiting = await self._waiting_handoff(repo)
         if waiting is None:
             return None
@@ -399,10 +339,8 @@ class ClaudeCodeHooks:
                     "additionalContext": "delegate: " + changed_notice(document.path),
                 }
             }
-        docs = self.orchestrator.store.documents
-        await docs.add_consumer(document.document_id, hook.session_id)
-        await docs.set_status(document.document_id, DocumentStatus.CONSUMED)
-        await asyncio.to_thread(clear_pending_note, repo)
+        await self.pipeline.consume(document, hook.session_id)
+        await self.pipeline.clear_note(repo)
         context = "delegate: " + continuation_prompt(Path(document.path), redact(text))
         return {
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
@@ -412,7 +350,7 @@ class ClaudeCodeHooks:
         """The newest pending hand-off of the project ``repo`` that is still on disk, and
         its text (None: it no longer has the digest delegate registered)."""
         folder = handoffs_dir(repo)
-        pending = await self.orchestrator.store.documents.find(
+        pending = await self.pipeline.documents.find(
             DocumentKind.HANDOFF, status=DocumentStatus.PENDING
         )
         for document in pending:
@@ -442,20 +380,6 @@ def _warning(check: ContextCheck) -> dict[str, Any] | None:
         f" ({usage.used_tokens:,} / {usage.limit_tokens:,} tokens); this session writes its"
         f" hand-off at {handoff}%."
     }
-
-
-async def _documents_folder(orchestrator: AgentOrchestrator, cwd: str, source: str) -> WriteFolder:
-    """Where a session's hand-offs go, and whether git may run in its folder (the one
-    decision: :mod:`core.documents.write_folder`)."""
-    from core.documents.write_folder import write_folder
-
-    return await asyncio.to_thread(
-        write_folder,
-        cwd or ".",
-        source=source,
-        data_dir=orchestrator.store.path.parent,
-        trusted_folders=orchestrator.settings.trusted_folders,
-    )
 
 
 def _project_root(cwd: str) -> Path:

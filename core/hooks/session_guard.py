@@ -21,7 +21,8 @@ from typing import Any
 
 from core import ids
 from core.context.thresholds import effective_context, exhausted
-from core.continuation.service import continuation_prompt
+from core.continuation.handoff_pipeline import HandoffPipeline
+from core.continuation.handoff_text import continuation_prompt
 from core.documents.handoff_registry import changed_notice, previous_handoff, read_registered
 from core.errors import DelegateError, HandoffChanged
 from core.events import HandoffModified
@@ -81,10 +82,8 @@ def _context(text: str) -> dict[str, Any]:
     }
 
 
-async def _own_handoff(orchestrator: AgentOrchestrator, session_id: str) -> ContextDocument | None:
-    found = await orchestrator.store.documents.find(
-        DocumentKind.HANDOFF, source_session=session_id, limit=1
-    )
+async def _own_handoff(steps: HandoffPipeline, session_id: str) -> ContextDocument | None:
+    found = await steps.documents.find(DocumentKind.HANDOFF, source_session=session_id, limit=1)
     return found[0] if found else None
 
 
@@ -94,9 +93,12 @@ async def refuse_prompt(
     *,
     claude_dir: Path | None = None,
     wait: bool = True,
+    pipeline: HandoffPipeline | None = None,
 ) -> dict[str, Any] | None:
     """``UserPromptSubmit``: the refusal of a prompt to a session past the force
-    level, or None while it may be prompted."""
+    level, or None while it may be prompted. ``pipeline``: the hand-off steps and their
+    repositories (made from the orchestrator when not given)."""
+    steps = pipeline or HandoffPipeline.of(orchestrator)
     session = await _session(orchestrator, session_id, claude_dir, wait)
     if session is None:
         return None
@@ -110,7 +112,7 @@ async def refuse_prompt(
         f" ({usage.used_tokens:,} / {usage.limit_tokens:,} tokens), past the {force}% at"
         " which it takes no more prompts."
     )
-    document = await _own_handoff(orchestrator, session_id)
+    document = await _own_handoff(steps, session_id)
     if refusal.successor_id is not None:
         reason += (
             f" Its work continues in session {refusal.successor_id}:"
@@ -137,14 +139,17 @@ async def going_on_context(
     *,
     claude_dir: Path | None = None,
     wait: bool = True,
+    pipeline: HandoffPipeline | None = None,
 ) -> dict[str, Any] | None:
     """``SessionStart`` (``resume``, ``compact``): the hand-off added to the context of a
-    session that goes on, or None when it has none."""
+    session that goes on, or None when it has none. ``pipeline``: as for
+    :func:`refuse_prompt`."""
+    steps = pipeline or HandoffPipeline.of(orchestrator)
     session = await _session(orchestrator, session_id, claude_dir, wait)
     if session is None:
         return None
-    own = await _own_handoff(orchestrator, session_id)
-    document = own or await previous_handoff(orchestrator.store, session)
+    own = await _own_handoff(steps, session_id)
+    document = own or await previous_handoff(steps, session)
     if document is None:
         return None
     path = Path(document.path)

@@ -71,12 +71,14 @@ class CheckpointsRepository:
         )
         return [str(r[0]) for r in rows]
 
-    async def for_session(self, conversation_id: str) -> list[Checkpoint]:
-        """A session's checkpoints, oldest first."""
+    async def for_session(
+        self, conversation_id: str, limit: int | None = MAX_LISTED
+    ) -> list[Checkpoint]:
+        """A session's checkpoints, oldest first (``limit`` None: every one)."""
         rows = await self._db.fetch_all(
             f"SELECT {_COLUMNS} FROM checkpoints WHERE conversation_id = ?"
             " ORDER BY created_at, checkpoint_id LIMIT ?",
-            (conversation_id, MAX_LISTED),
+            (conversation_id, -1 if limit is None else limit),
         )
         return [_checkpoint(r) for r in rows]
 

@@ -17,7 +17,13 @@ from core.cursors import MessageCursor
 from core.errors import UnknownConversation
 from core.models import Message, MessageCategory, Role
 from core.store.database import Database, first_row
-from core.store.rows import MESSAGE_COLUMNS, NewMessage, message_from_row, split_page
+from core.store.rows import (
+    MESSAGE_COLUMNS,
+    NewMessage,
+    clamp_count,
+    message_from_row,
+    split_page,
+)
 
 SQL_RECENT_MESSAGES = (
     f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?"
@@ -143,6 +149,20 @@ class MessagesRepository:
             (conversation_id, *(c.value for c in categories), limit),
         )
         return [message_from_row(r) for r in rows]
+
+    async def tokens_by_category(self, conversation_id: str) -> dict[str, int]:
+        """The session's stored tokens summed by message category (known categories only)."""
+        rows = await self._db.fetch_all(
+            "SELECT category, sum(token_count) AS tokens FROM messages"
+            " WHERE conversation_id = ? GROUP BY category",
+            (conversation_id,),
+        )
+        known = {c.value for c in MessageCategory}
+        return {
+            str(r["category"]): clamp_count(r["tokens"])
+            for r in rows
+            if str(r["category"]) in known
+        }
 
     async def recent(
         self, conversation_id: str, limit: int, before: MessageCursor | None = None

@@ -42,7 +42,7 @@ class CapsuleDrift:
         if now - self._last < self.every_s:
             return
         self._last = now
-        documents = await supervisor.store.documents.find(DocumentKind.CAPSULE, limit=SCAN_LIMIT)
+        documents = await supervisor.repos.documents.find(DocumentKind.CAPSULE, limit=SCAN_LIMIT)
         for document in documents:
             if document.status not in _SETTLED:
                 await self._check(supervisor, document)
@@ -54,7 +54,7 @@ class CapsuleDrift:
         changed = await asyncio.to_thread(changed_references, Path(document.path))
         if not changed:
             return
-        await supervisor.store.documents.set_status(document.document_id, DocumentStatus.STALE)
+        await supervisor.repos.documents.set_status(document.document_id, DocumentStatus.STALE)
         await supervisor.orchestrator.emit(
             CapsuleStale(
                 at=supervisor.orchestrator.clock(),

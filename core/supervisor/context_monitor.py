@@ -39,6 +39,7 @@ from core.events import ContextThresholdCrossed
 from core.models import ContextLevel, DocumentKind, Session, SessionState
 from core.orchestrator import AgentOrchestrator
 from core.supervisor.leader import new_holder
+from core.supervisor.monitors import MonitorRepos
 
 if TYPE_CHECKING:
     from core.supervisor.monitors import SupervisorView
@@ -96,19 +97,27 @@ class ContextCheck:
         return session.continued_from is not None and session.metrics.turns < 2
 
 
+def _repos(orchestrator: AgentOrchestrator, repos: MonitorRepos | None) -> MonitorRepos:
+    """``repos``, or the orchestrator's store's (for a caller that names none)."""
+    return repos if repos is not None else MonitorRepos.of(orchestrator.store)
+
+
 async def check_context(
-    orchestrator: AgentOrchestrator, conversation_id: str
+    orchestrator: AgentOrchestrator, conversation_id: str, *, repos: MonitorRepos | None = None
 ) -> ContextCheck | None:
     """Record and announce every level ``conversation_id`` newly reached.
 
     None when there is nothing to judge: the session is gone, thresholds are off
     for its project, or its window or figure is unknown.
     """
-    session = await _session_or_none(orchestrator, conversation_id)
-    return None if session is None else await _check(orchestrator, session)
+    repos = _repos(orchestrator, repos)
+    session = await _session_or_none(repos, conversation_id)
+    return None if session is None else await _check(orchestrator, repos, session)
 
 
-async def _check(orchestrator: AgentOrchestrator, session: Session) -> ContextCheck | None:
+async def _check(
+    orchestrator: AgentOrchestrator, repos: MonitorRepos, session: Session
+) -> ContextCheck | None:
     conversation_id = session.conversation_id
     ctx = await asyncio.to_thread(effective_context, orchestrator.settings, session.cwd)
     usage = session.context
@@ -118,7 +127,7 @@ async def _check(orchestrator: AgentOrchestrator, session: Session) -> ContextCh
     newly: list[ContextLevel] = []
     for level in reached:
         now = orchestrator.clock()
-        first = await orchestrator.store.context.record_crossing(
+        first = await repos.context.record_crossing(
             conversation_id, level, usage.used_tokens, usage.limit_tokens, to_us(now)
         )
         if first:
@@ -145,25 +154,26 @@ async def hand_off_once(
     *,
     holder: str,
     lease_s: float = HANDOFF_LEASE_S,
+    repos: MonitorRepos | None = None,
 ) -> bool:
     """Ask ``continuation`` for the hand-off of ``conversation_id`` unless another
     process is at it or a hand-off document exists already; True when it was asked."""
     lease = f"handoff:{conversation_id}"
-    store = orchestrator.store
+    repos = _repos(orchestrator, repos)
     clocks = orchestrator.clocks
-    if not await store.leases.acquire(
+    if not await repos.leases.acquire(
         lease, holder, clocks.wall_us(), int(lease_s * 1_000_000), clocks.mono_stamp()
     ):
         return False
     try:
         # Looked at under the lease: another process may have just finished one.
-        if await has_handoff(orchestrator, conversation_id):
+        if await has_handoff(orchestrator, conversation_id, repos=repos):
             return False
         await continuation.hand_off(conversation_id)
         return True
     finally:
         with contextlib.suppress(DelegateError):  # it expires by itself
-            await store.leases.release(lease, holder)
+            await repos.leases.release(lease, holder)
 
 
 ATTACHED_LEASE = "attached:{}"
@@ -172,19 +182,21 @@ with its hooks in it: the hooks ask the agent for its own hand-off, so the monit
 builds none from facts meanwhile (see core.hooks.attached)."""
 
 
-async def left_to_its_hooks(orchestrator: AgentOrchestrator, conversation_id: str) -> bool:
+async def left_to_its_hooks(
+    orchestrator: AgentOrchestrator, conversation_id: str, *, repos: MonitorRepos | None = None
+) -> bool:
     """Whether the session runs attached, its hand-off left to its hooks."""
     name = ATTACHED_LEASE.format(conversation_id)
     clocks = orchestrator.clocks
-    return (
-        await orchestrator.store.leases.holder(name, clocks.wall_us(), clocks.mono_stamp())
-        is not None
-    )
+    leases = _repos(orchestrator, repos).leases
+    return await leases.holder(name, clocks.wall_us(), clocks.mono_stamp()) is not None
 
 
-async def has_handoff(orchestrator: AgentOrchestrator, conversation_id: str) -> bool:
+async def has_handoff(
+    orchestrator: AgentOrchestrator, conversation_id: str, *, repos: MonitorRepos | None = None
+) -> bool:
     """Whether a hand-off document of this session is registered."""
-    found = await orchestrator.store.documents.find(
+    found = await _repos(orchestrator, repos).documents.find(
         DocumentKind.HANDOFF, source_session=conversation_id, limit=1
     )
     return bool(found)
@@ -201,6 +213,7 @@ async def evaluate_context(
     conversation_ids: Iterable[str],
     *,
     continuation: HandOff | None,
+    repos: MonitorRepos | None = None,
 ) -> None:
     """Judge the sessions a turn just ended in, as the monitor would, and wait for
     any hand-off to be done. For front ends that drive turns without a supervisor.
@@ -210,11 +223,14 @@ async def evaluate_context(
     file, a busy store): it is logged, and the next turn tries again.
     """
     holder = new_holder()
+    repos = _repos(orchestrator, repos)
     for conversation_id in conversation_ids:
         try:
-            check = await check_context(orchestrator, conversation_id)
+            check = await check_context(orchestrator, conversation_id, repos=repos)
             if check is not None and check.wants_handoff and continuation is not None:
-                await hand_off_once(orchestrator, continuation, conversation_id, holder=holder)
+                await hand_off_once(
+                    orchestrator, continuation, conversation_id, holder=holder, repos=repos
+                )
         except DelegateError as exc:
             log.warning("context of %s: %s", conversation_id, exc)
         except Exception:
@@ -259,16 +275,18 @@ class ContextMonitor:
             return
         for session in sessions.values():
             try:
-                await self._judge(orchestrator, session)
+                await self._judge(orchestrator, supervisor.repos, session)
             except DelegateError as exc:
                 log.warning("context of %s: %s", session.conversation_id, exc)
 
-    async def _judge(self, orchestrator: AgentOrchestrator, session: Session) -> None:
+    async def _judge(
+        self, orchestrator: AgentOrchestrator, repos: MonitorRepos, session: Session
+    ) -> None:
         conversation_id = session.conversation_id
-        check = await _check(orchestrator, session)
+        check = await _check(orchestrator, repos, session)
         if check is None or not check.wants_handoff:
             return
-        if await left_to_its_hooks(orchestrator, conversation_id):
+        if await left_to_its_hooks(orchestrator, conversation_id, repos=repos):
             return  # its hooks ask the agent for its own, in its turn
         if self.continuation is None:
             self.continuation = default_continuation(orchestrator)
@@ -278,18 +296,22 @@ class ContextMonitor:
             return
         if self._attempted_at_turn.get(conversation_id) == turn:
             return
-        if await has_handoff(orchestrator, conversation_id):
+        if await has_handoff(orchestrator, conversation_id, repos=repos):
             return
         self._attempted_at_turn[conversation_id] = turn
         task = asyncio.create_task(
-            self._hand_off(orchestrator, continuation, conversation_id),
+            self._hand_off(orchestrator, repos, continuation, conversation_id),
             name=f"hand-off {conversation_id}",
         )
         self._in_flight[conversation_id] = task
         task.add_done_callback(lambda _t: self._in_flight.pop(conversation_id, None))
 
     async def _hand_off(
-        self, orchestrator: AgentOrchestrator, continuation: HandOff, conversation_id: str
+        self,
+        orchestrator: AgentOrchestrator,
+        repos: MonitorRepos,
+        continuation: HandOff,
+        conversation_id: str,
     ) -> None:
         try:
             await hand_off_once(
@@ -298,6 +320,7 @@ class ContextMonitor:
                 conversation_id,
                 holder=self._holder,
                 lease_s=self.lease_s,
+                repos=repos,
             )
         except DelegateError as exc:
             log.warning("hand-off of %s: %s", conversation_id, exc)
@@ -316,8 +339,8 @@ class ContextMonitor:
             await asyncio.wait(late)
 
 
-async def _session_or_none(orchestrator: AgentOrchestrator, conversation_id: str) -> Session | None:
+async def _session_or_none(repos: MonitorRepos, conversation_id: str) -> Session | None:
     try:
-        return await orchestrator.store.sessions.get(conversation_id)
+        return await repos.sessions.get(conversation_id)
     except UnknownConversation:
         return None

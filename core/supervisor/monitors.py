@@ -8,11 +8,31 @@ satisfies it), so no monitor depends on the supervisor's module.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from core.orchestrator import AgentOrchestrator
     from core.store import Store
+    from core.store.context import ContextRepository
+    from core.store.documents import DocumentsRepository
+    from core.store.leases import LeasesRepository
+    from core.store.sessions import SessionsRepository
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorRepos:
+    """The repositories the monitors and the context judge read and write, taken
+    from the store once by whoever builds them (the supervisor, a hook, a turn judge)."""
+
+    sessions: SessionsRepository
+    documents: DocumentsRepository
+    context: ContextRepository
+    leases: LeasesRepository
+
+    @classmethod
+    def of(cls, store: Store) -> MonitorRepos:
+        return cls(store.sessions, store.documents, store.context, store.leases)
 
 
 class SupervisorView(Protocol):
@@ -25,6 +45,10 @@ class SupervisorView(Protocol):
     @property
     def store(self) -> Store:
         """The orchestrator's store."""
+
+    @property
+    def repos(self) -> MonitorRepos:
+        """The repositories the monitors read and write."""
 
 
 class Monitor(Protocol):

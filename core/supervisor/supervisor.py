@@ -32,7 +32,7 @@ from core.supervisor.capsule_drift import CapsuleDrift
 from core.supervisor.context_monitor import ContextMonitor
 from core.supervisor.hook_queue import HookQueue
 from core.supervisor.leader import Leadership
-from core.supervisor.monitors import Draining, Monitor, StaleRuns
+from core.supervisor.monitors import Draining, Monitor, MonitorRepos, StaleRuns
 from core.supervisor.returns_retention import ReturnsRetention
 from core.supervisor.store_watch import StoreWatcher
 from core.supervisor.watch import TranscriptWatcher
@@ -56,6 +56,8 @@ class Supervisor:
     ``clock`` / ``mono_clock``: the wall and monotonic clocks the lease is judged by.
     ``catch_up=False`` skips the incremental re-scan when watching starts, for a
     front end that imports at start itself (the panel's background import).
+    ``repos``: the repositories the monitors use (:class:`MonitorRepos`; the
+    orchestrator's store's when not given).
     """
 
     def __init__(
@@ -75,9 +77,12 @@ class Supervisor:
         catch_up: bool = True,
         clock: Clock = system_clock,
         mono_clock: MonoClock | None = system_mono,
+        repos: MonitorRepos | None = None,
     ) -> None:
         self.orchestrator = orchestrator
         self.store: Store = orchestrator.store
+        # The repositories the monitors read and write, taken from the store once.
+        self.repos = repos if repos is not None else MonitorRepos.of(self.store)
         self._store_watch = StoreWatcher(self.store, self._on_changes, poll_s=store_poll_s)
         self.monitors: list[Monitor] = (
             list(monitors)

@@ -28,6 +28,7 @@ from core.supervisor.context_monitor import (
     hand_off_once,
 )
 from core.supervisor.leader import new_holder
+from core.supervisor.monitors import MonitorRepos
 
 WAIT_OTHER_S = 120.0
 """How long a turn waits for another process (a supervisor) handing its session off."""
@@ -84,10 +85,13 @@ class TurnJudge:
         *,
         lease_s: float = HANDOFF_LEASE_S,
         wait_other_s: float = WAIT_OTHER_S,
+        repos: MonitorRepos | None = None,
     ) -> None:
         """``lease_s``: how long this hand-off keeps other processes off the session;
-        ``wait_other_s``: how long a turn waits for another process's hand-off of it."""
+        ``wait_other_s``: how long a turn waits for another process's hand-off of it;
+        ``repos``: the repositories it reads (the orchestrator's store's when not given)."""
         self.orchestrator = orchestrator
+        self.repos = repos if repos is not None else MonitorRepos.of(orchestrator.store)
         self.continuation = continuation or default_continuation(orchestrator)
         self.lease_s = lease_s
         self.wait_other_s = wait_other_s
@@ -97,7 +101,7 @@ class TurnJudge:
         """What this turn crossed and did; None when there is nothing to judge (thresholds
         off for the project, its window or figure unknown, the session gone)."""
         orch = self.orchestrator
-        check = await check_context(orch, conversation_id)
+        check = await check_context(orch, conversation_id, repos=self.repos)
         if check is None:
             return None
         handoff = None
@@ -108,7 +112,12 @@ class TurnJudge:
             self._handing_off.add(conversation_id)
             try:
                 asked = await hand_off_once(
-                    orch, kept, conversation_id, holder=new_holder(), lease_s=self.lease_s
+                    orch,
+                    kept,
+                    conversation_id,
+                    holder=new_holder(),
+                    lease_s=self.lease_s,
+                    repos=self.repos,
                 )
             finally:
                 self._handing_off.discard(conversation_id)
@@ -116,9 +125,9 @@ class TurnJudge:
             # Another process at it (a supervisor's monitor): the turn ends once it is
             # done, so the next prompt already goes where the work continues.
             under_way = not asked and not await self._other_done(conversation_id)
-            handoff = await _state(orch, conversation_id, failure, under_way=under_way)
+            handoff = await _state(self.repos, conversation_id, failure, under_way=under_way)
         elif ContextLevel.HANDOFF in check.newly_crossed:
-            found = await _state(orch, conversation_id, None, under_way=False)
+            found = await _state(self.repos, conversation_id, None, under_way=False)
             handoff = found if found.document is not None or found.continued_in else None
         usage = check.session.context
         return TurnEnd(
@@ -134,10 +143,10 @@ class TurnJudge:
     async def _other_done(self, conversation_id: str) -> bool:
         """Wait (up to ``wait_other_s``) for another holder of the session's hand-off
         lease to let it go; False while it still holds it."""
-        store, clocks = self.orchestrator.store, self.orchestrator.clocks
+        leases, clocks = self.repos.leases, self.orchestrator.clocks
         lease = f"handoff:{conversation_id}"
         deadline = asyncio.get_running_loop().time() + self.wait_other_s
-        while await store.leases.holder(lease, clocks.wall_us(), clocks.mono_stamp()) is not None:
+        while await leases.holder(lease, clocks.wall_us(), clocks.mono_stamp()) is not None:
             if asyncio.get_running_loop().time() >= deadline:
                 return False
             await asyncio.sleep(OTHER_POLL_S)
@@ -145,12 +154,12 @@ class TurnJudge:
 
 
 async def _state(
-    orch: AgentOrchestrator, conversation_id: str, failure: str | None, *, under_way: bool
+    repos: MonitorRepos, conversation_id: str, failure: str | None, *, under_way: bool
 ) -> HandoffState:
-    found = await orch.store.documents.find(
+    found = await repos.documents.find(
         DocumentKind.HANDOFF, source_session=conversation_id, limit=1
     )
-    session = await orch.store.sessions.get(conversation_id)
+    session = await repos.sessions.get(conversation_id)
     return HandoffState(found[0] if found else None, session.continued_in, failure, under_way)
 
 
