@@ -19,6 +19,8 @@ ids, history), the way ``Store.open`` hands one ``Database`` to every repository
     mark_checkpoint checkpoints get_checkpoint   conversations.checkpoints
     restore_checkpoint fork_checkpoint
     keeps_conversation
+    document find_documents document_chain       conversations.documents
+    return_sessions return_steps
     delegate                                     runs.launcher
     follow_up_problem                            runs.plans
     start_detached                               runs.detached
@@ -27,6 +29,7 @@ ids, history), the way ``Store.open`` hands one ``Database`` to every repository
     interrupt_stale_runs
     return_step previous_handoff                 runs.closer
     emit                                         history (core.history_emitter)
+    data_dir store_lost open close               the orchestrator itself
 
 Requests are validated by their models (core.requests); state changes go through the
 store in one transaction each; runs execute as asyncio tasks; history goes out on the bus.
@@ -42,6 +45,7 @@ from typing import Any
 from core.clock import Clock, Clocks, MonoClock, system_clock, system_mono
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
 from core.conversations import Conversations
+from core.errors import DelegateError
 from core.events import EventBus
 from core.history_emitter import HistoryEmitter
 from core.models import OwnerKind
@@ -144,6 +148,12 @@ class AgentOrchestrator:
         self.restore_checkpoint = marks.restore_checkpoint
         self.fork_checkpoint = marks.fork_checkpoint
         self.keeps_conversation = marks.keeps_conversation
+        documents = self.conversations.documents
+        self.document = documents.document
+        self.find_documents = documents.find_documents
+        self.document_chain = documents.document_chain
+        self.return_sessions = documents.return_sessions
+        self.return_steps = documents.return_steps
         self.delegate = self.runs.launcher.delegate
         self.follow_up_problem = self.runs.plans.follow_up_problem
         self.start_detached = self.runs.detached.start_detached
@@ -157,6 +167,16 @@ class AgentOrchestrator:
         self.return_step = self.runs.closer.return_step
         self.previous_handoff = self.runs.closer.previous_handoff
         self.emit = self.core.history.emit
+
+    @property
+    def data_dir(self) -> Path:
+        """The data folder: the store's file, its logs and detached runs' output."""
+        return self.store.path.parent
+
+    def store_lost(self) -> DelegateError | None:
+        """Whether the store's file was replaced or removed under this process (the
+        error a write would raise), without writing: for a long-lived front end's tick."""
+        return self.store.db.guard.probe()
 
     @property
     def after_turn(self) -> AfterTurn | None:

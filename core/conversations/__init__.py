@@ -7,6 +7,7 @@ One object per concern, each over the shared :class:`~core.services.CoreServices
     imports      agents' transcripts read into the store         (conversations/importing.py)
     archive      archive, restore, rename, purge, dependants     (conversations/archive.py)
     checkpoints  marks, restores and forks                       (conversations/checkpoints.py)
+    documents    capsules, hand-offs, compact returns, chains    (conversations/documents.py)
 
 Where a session's messages live (stored by delegate, or in an agent CLI's transcript)
 is decided once, in :mod:`core.conversations.sources`.
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 from core.conversations.archive import SessionArchive
 from core.conversations.checkpoints import Checkpoints
+from core.conversations.documents import DocumentReader
 from core.conversations.ids import SessionIds
 from core.conversations.importing import TranscriptImports
 from core.conversations.reading import SessionReader
@@ -33,6 +35,7 @@ class Conversations:
     imports: TranscriptImports
     archive: SessionArchive
     checkpoints: Checkpoints
+    documents: DocumentReader
 
     @classmethod
     def make(cls, core: CoreServices) -> Conversations:
@@ -44,4 +47,5 @@ class Conversations:
             imports=TranscriptImports(core, reader),
             archive=SessionArchive(core, ids),
             checkpoints=Checkpoints(core, ids),
+            documents=DocumentReader(core),
         )
