@@ -15,7 +15,7 @@ from core.models import (
     HandoffOutcome,
     HandoffResult,
 )
-from tui.cli_watch import describe
+from tui.cli.watch import describe
 from tui.formatting import handoff_outcome_line
 
 AT = datetime(2026, 11, 23, tzinfo=UTC)

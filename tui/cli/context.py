@@ -14,7 +14,7 @@ from typing import Any
 from core.context.report import level_reached, report_payload
 from core.models import ContextLevel, ContextReport, ContextUsage
 from core.orchestrator import AgentOrchestrator
-from tui.cli import EXIT_OK, _print_json
+from tui.cli.output import EXIT_OK, print_json
 from tui.formatting import sparkline
 
 LEVEL_NAMES = {
@@ -122,7 +122,7 @@ def report_lines(report: ContextReport) -> list[str]:
 async def cmd_context(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     report = await orch.context_report(args.conversation_id)
     if args.json:
-        _print_json({"context": report_payload(report)})
+        print_json({"context": report_payload(report)})
         return EXIT_OK
     from tui import render
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from core.data_folder import DB_FILENAME
+from tui.cli.output import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> None:
@@ -45,7 +46,7 @@ def _say(copy: Any, args: argparse.Namespace, text: str) -> int:
         print(json.dumps({"status": "ok", **copy.to_json()}))
     else:
         print(text)
-    return 0
+    return EXIT_OK
 
 
 def cmd_store_backup(data_dir: Path, args: argparse.Namespace) -> int:
