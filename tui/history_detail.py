@@ -38,8 +38,8 @@ from core.events import (
     SessionRestored,
 )
 from core.models import Usage
-from tui import formatting as fmt
-from tui import returns_look as look
+from tui.returns import look
+from tui.shared import formatting as fmt
 
 
 def detail(event: HistoryEvent) -> str:

@@ -42,7 +42,7 @@ async def cmd_agents(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     if args.json:
         print_json(agents)
         return EXIT_OK
-    from tui import render
+    from tui.cli import render
 
     console = render.make_console()
     render.agents_listing(console, agents)

@@ -86,6 +86,6 @@ def _report(args: argparse.Namespace, line: str) -> None:
     if args.json:
         print_json({"status": "ok"})
         return
-    from tui.render import shown
+    from tui.cli.render import shown
 
     print(shown(line))

@@ -31,10 +31,10 @@ from tui.cli.capsule_shared import (
     repo_of,
 )
 from tui.cli.output import EXIT_ERROR, EXIT_OK, print_json, print_safe
-from tui.safe_text import visible
+from tui.shared.safe_text import visible
 
 if TYPE_CHECKING:
-    from tui.capsule_app import CapsuleEditorApp
+    from tui.capsules.app import CapsuleEditorApp
 
 
 def add_parser(subparsers: Any) -> None:
@@ -371,7 +371,7 @@ async def cmd_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
 
 async def cmd_edit(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     """The editor, over the orchestrator this command opened (one store connection)."""
-    from tui.keymap_check import check_keymap
+    from tui.shared.keymap_check import check_keymap
 
     check_keymap(orch.settings.keymap)
     repo = repo_of(args)
@@ -396,7 +396,7 @@ def editor_over(
 ) -> CapsuleEditorApp:
     """The capsule editor app over an orchestrator already open (it closes it on leaving;
     closing twice is harmless). ``options``: the app's own (clock, check delay...)."""
-    from tui.capsule_app import CapsuleEditorApp
+    from tui.capsules.app import CapsuleEditorApp
 
     async def the_orchestrator() -> AgentOrchestrator:
         return orch

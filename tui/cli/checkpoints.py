@@ -58,7 +58,7 @@ def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
 
 
 def _line(checkpoint: Checkpoint) -> str:
-    from tui.safe_text import visible
+    from tui.shared.safe_text import visible
 
     label = f"  {visible(checkpoint.label)}" if checkpoint.label else ""
     when = checkpoint.created_at.strftime("%Y-%m-%d %H:%M")

@@ -59,7 +59,7 @@ def document_json(document: ContextDocument) -> dict[str, Any]:
 
 
 def _line(document: ContextDocument) -> str:
-    from tui import render
+    from tui.cli import render
 
     created = document.created_at.strftime("%Y-%m-%d %H:%M")
     session = document.source_session or "-"
@@ -92,7 +92,7 @@ async def cmd_handoff_show(orch: AgentOrchestrator, args: argparse.Namespace) ->
     from core.continuation.service import Continuation
     from core.documents.handoff_files import read_handoff_file
     from core.documents.handoff_template import validate_handoff
-    from tui import render
+    from tui.cli import render
 
     document, path = await Continuation(orch).lookup(args.document)
     text = await asyncio.to_thread(read_handoff_file, path)
@@ -124,7 +124,7 @@ async def cmd_handoff_show(orch: AgentOrchestrator, args: argparse.Namespace) ->
 
 async def cmd_handoff_write(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.continuation.service import Continuation
-    from tui.formatting import handoff_outcome_line
+    from tui.shared.formatting import handoff_outcome_line
 
     outcome = await Continuation(orch).hand_off(await orch.resolve_id(args.session))
     if args.json:
@@ -165,7 +165,7 @@ async def cmd_handoff_continue(orch: AgentOrchestrator, args: argparse.Namespace
     print(f"continued in session {session.conversation_id} from {document.path}")
     latest = await orch.latest_run(session.conversation_id)
     if latest is not None and latest.output:
-        from tui import render
+        from tui.cli import render
 
         print()
         print(render.shown(latest.output))

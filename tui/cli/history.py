@@ -24,7 +24,7 @@ async def cmd_history(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     if args.json:
         print_json([e.model_dump(mode="json") for e in events])
         return EXIT_OK
-    from tui import render
+    from tui.cli import render
 
     console = render.make_console(plain=args.plain)
     ids = (

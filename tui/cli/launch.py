@@ -164,7 +164,7 @@ async def cmd_run(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     import signal
 
     from core.runners import RunFailed, TextDelta
-    from tui.safe_text import visible
+    from tui.shared.safe_text import visible
 
     loop = asyncio.get_running_loop()
     caller = asyncio.current_task()
@@ -266,7 +266,7 @@ async def _judge_context(orch: AgentOrchestrator, conversation_id: str) -> list[
     hand-offs' outcomes."""
     from core.events import BusEvent, ContextThresholdCrossed, HandoffSettled
     from core.supervisor.context_monitor import default_continuation, evaluate_context
-    from tui.formatting import crossing_line, handoff_outcome_line
+    from tui.shared.formatting import crossing_line, handoff_outcome_line
 
     outcomes: list[HandoffOutcome] = []
 

@@ -31,21 +31,21 @@ def print_json(payload: Any) -> None:
 
 def print_safe(line: str) -> None:
     """Print text that came from disk or an agent (file names, reasons): escaped, redacted."""
-    from tui.safe_text import visible
+    from tui.shared.safe_text import visible
 
     print(visible(redact(line)))
 
 
 def print_err(line: str) -> None:
     """:func:`print_safe`, on stderr: what goes beside a command's answer."""
-    from tui.safe_text import visible
+    from tui.shared.safe_text import visible
 
     print(visible(redact(line)), file=sys.stderr)
 
 
 def error_line(exc: DelegateError) -> str:
     """``delegate: code: message`` as one line a terminal shows as text."""
-    from tui.safe_text import visible
+    from tui.shared.safe_text import visible
 
     message = " ".join(visible(redact(exc.message)).split("\n"))
     return f"delegate: {exc.code}: {message}"

@@ -28,7 +28,7 @@ def run_app(
     import gc
 
     from core.config import load_settings
-    from tui.keymap_check import check_keymap
+    from tui.shared.keymap_check import check_keymap
 
     # Paused from Textual's import until the picker is on screen (the app turns it back
     # on): what the start builds lives as long as the app (see tui.start.collector_paused),

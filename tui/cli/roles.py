@@ -29,7 +29,6 @@ async def role_launch(
     """``delegate run --role``'s launch: the role, its group, the artifacts session (the
     one named, else the parent's id, else a new one) and the group's previous hand-off."""
     from core.errors import ArtifactIdUnsafe
-    from core.returns.model import RoleLaunch
     from core.returns.paths import check_artifact_id, new_artifacts_session
     from core.returns.schemas import role_of
 

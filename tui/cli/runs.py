@@ -76,8 +76,8 @@ async def cmd_runs_list(orch: AgentOrchestrator, args: argparse.Namespace) -> in
     if args.json:
         print_json({"runs": [run_summary(r, now) for r in runs]})
         return EXIT_OK
-    from tui import formatting as fmt
-    from tui import render
+    from tui.cli import render
+    from tui.shared import formatting as fmt
 
     console = render.make_console(plain=args.plain)
     header = ("run", "status", "agent", "session", "age", "duration")
@@ -118,8 +118,8 @@ async def cmd_runs_show(orch: AgentOrchestrator, args: argparse.Namespace) -> in
     if args.json:
         print_json({"run": {**run.model_dump(mode="json"), "duration_s": duration_s(run, now)}})
         return EXIT_OK
-    from tui import formatting as fmt
-    from tui import render
+    from tui.cli import render
+    from tui.shared import formatting as fmt
 
     lines = [
         f"run {run.run_id} ({run.kind.value}) of {run.conversation_id}",

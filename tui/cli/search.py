@@ -46,7 +46,7 @@ async def cmd_sessions_search(orch: AgentOrchestrator, args: argparse.Namespace)
 def _print_page(orch: AgentOrchestrator, page: SearchPage) -> None:
     from rich.text import Text
 
-    from tui import render
+    from tui.cli import render
 
     console = render.make_console()
     if not page.results:
@@ -69,7 +69,7 @@ def _snippet_text(snippet: SearchSnippet) -> Any:
     """The snippet indented, each highlighted span bold; every piece escaped on its own."""
     from rich.text import Text
 
-    from tui.render import shown
+    from tui.cli.render import shown
 
     text = Text(f"    {snippet.role}: ")
     at = 0

@@ -56,7 +56,7 @@ async def cmd_sessions_list(orch: AgentOrchestrator, args: argparse.Namespace) -
     if args.json:
         print_json(page.model_dump(mode="json"))
         return EXIT_OK
-    from tui import render
+    from tui.cli import render
 
     console = render.make_console(plain=args.plain)
     ids = (
@@ -74,7 +74,7 @@ async def cmd_sessions_show(orch: AgentOrchestrator, args: argparse.Namespace) -
     if args.json:
         print_json({"session": session.model_dump(mode="json"), **page.model_dump(mode="json")})
         return EXIT_OK
-    from tui import render
+    from tui.cli import render
 
     render.session_detail(
         render.make_console(), session, page, orch.clock(), newest=args.cursor is None

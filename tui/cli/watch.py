@@ -55,7 +55,7 @@ from core.events import (
 )
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact
-from tui.formatting import handoff_outcome_line
+from tui.shared.formatting import handoff_outcome_line
 
 LOG_FILENAME = "watch.log"
 LOG_BYTES, LOG_BACKUPS = 1_000_000, 3
@@ -351,55 +351,55 @@ def _what(event: BusEvent) -> str:
 
 
 def _display(event: ReturnAccepted) -> str:
-    from tui.returns_look import accepted_line
+    from tui.returns.look import accepted_line
 
     return accepted_line(event)
 
 
 def _one(text: str) -> str:
-    from tui.returns_look import one_line
+    from tui.returns.look import one_line
 
     return one_line(text)
 
 
 def _role(role: str) -> str:
-    from tui.returns_look import role_label
+    from tui.returns.look import role_label
 
     return role_label(role)
 
 
 def _rule(rule: str) -> str:
-    from tui.returns_look import rule_words
+    from tui.returns.look import rule_words
 
     return rule_words(rule)
 
 
 def _reason(reason: str) -> str:
-    from tui.returns_look import chain_reason
+    from tui.returns.look import chain_reason
 
     return chain_reason(reason)
 
 
 def _short(ident: str) -> str:
-    from tui.safe_text import visible
+    from tui.shared.safe_text import visible
 
     return visible(ident[:8])
 
 
 def _path(path: str) -> str:
-    from tui.safe_text import visible
+    from tui.shared.safe_text import visible
 
     return visible(path)
 
 
 def _safe(text: str) -> str:
-    from tui.safe_text import visible
+    from tui.shared.safe_text import visible
 
     return visible(text)
 
 
 def _first_line(text: str) -> str:
-    from tui.safe_text import first_line
+    from tui.shared.safe_text import first_line
 
     return first_line(text, 100)
 

@@ -13,7 +13,7 @@ from core.events import ReturnAccepted
 from core.returns import display
 from core.returns.display import ROLE_NAMES
 from core.returns.model import INVALID_RETURN, ROLE_LABELS, SUMMARY_LINES, AgentRole, CompactReturn
-from tui.safe_text import visible
+from tui.shared.safe_text import visible
 
 CHAIN: Final[tuple[AgentRole, ...]] = (
     AgentRole.DEVELOPER,

@@ -2,7 +2,7 @@
 chains, the artifacts session a panel session ran in, a hand-off file to show.
 
 Reads only: ``store.returns`` (the steps), the stored history (how chains ended) and
-the hand-off files on disk. The screen is :class:`tui.screens.return_groups.ReturnGroupsScreen`.
+the hand-off files on disk. The screen is :class:`tui.returns.groups.ReturnGroupsScreen`.
 """
 
 from __future__ import annotations

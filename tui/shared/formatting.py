@@ -11,8 +11,8 @@ from core.models import (
     Message,
     Role,
 )
-from tui.ages import ago as ago  # re-exported: the formats' one place to look
-from tui.safe_text import first_line, visible
+from tui.shared.ages import ago as ago  # re-exported: the formats' one place to look
+from tui.shared.safe_text import first_line, visible
 
 
 def tokens(n: int) -> str:

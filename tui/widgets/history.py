@@ -42,11 +42,11 @@ from core.events import (
     SessionRestored,
 )
 from core.models import ContextLevel, HandoffResult, RunStatus
-from tui import formatting as fmt
-from tui import returns_look as look
-from tui.context_levels import LEVEL_STYLES
-from tui.safe_text import first_line, visible
-from tui.workers import ForwardsWorkerErrors
+from tui.returns import look
+from tui.shared import formatting as fmt
+from tui.shared.context_levels import LEVEL_STYLES
+from tui.shared.safe_text import first_line, visible
+from tui.shared.workers import ForwardsWorkerErrors
 
 Clock = Callable[[], datetime]
 HistoryLoader = Callable[[int], Awaitable[list[HistoryEvent]]]  # newest first
