@@ -2,7 +2,7 @@
 
 They work on the file itself, not through an open store: a restore must work
 when the store cannot be opened (damaged, or replaced under a running process).
-See :mod:`core.store.backup` and docs/cli.md.
+See :mod:`core.store_files` and docs/cli.md.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _say(copy: Any, args: argparse.Namespace, text: str) -> int:
 
 
 def cmd_store_backup(data_dir: Path, args: argparse.Namespace) -> int:
-    from core.store.backup import backup_store
+    from core.store_files import backup_store
 
     copy = backup_store(data_dir / DB_FILENAME, args.path)
     return _say(
@@ -62,7 +62,7 @@ def cmd_store_backup(data_dir: Path, args: argparse.Namespace) -> int:
 
 
 def cmd_store_restore(data_dir: Path, args: argparse.Namespace) -> int:
-    from core.store.backup import restore_store
+    from core.store_files import restore_store
 
     copy = restore_store(data_dir / DB_FILENAME, args.path)
     return _say(

@@ -29,8 +29,7 @@ from core.clock import Clock, from_us, system_clock
 from core.events import ChainEnded, ReturnAccepted, ReturnRejected
 from core.orchestrator import AgentOrchestrator
 from core.returns.display import missing_handoff
-from core.returns.model import INVALID_RETURN, ReturnStep
-from core.store.returns import ReturnSession
+from core.returns.model import INVALID_RETURN, ReturnSession, ReturnStep
 from tui.bridge import HistoryPosted, connect
 from tui.modals.handoff_viewer import HandoffViewer
 from tui.returns import look
