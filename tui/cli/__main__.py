@@ -4,4 +4,5 @@ import sys
 
 from tui.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # imported by name (a walk over the package), it does nothing
+    sys.exit(main())
