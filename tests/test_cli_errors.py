@@ -88,7 +88,7 @@ def test_a_panel_action_on_a_typed_key_is_refused_before_the_app(
 
 
 def test_a_panel_action_on_a_chord_or_function_key_is_accepted() -> None:
-    from tui.keymap_check import check_keymap
+    from tui.shared.keymap_check import check_keymap
 
     # A dialog's keys may be letters (dialogs have no search); the panel's may not.
     check_keymap({"picker.archive": "alt+k,f4", "picker.new": "ctrl+shift+n", "dismiss.yes": "y"})

@@ -21,7 +21,7 @@ from core.events import (
     SessionContinued,
 )
 from core.models import ContextLevel
-from tui.cli_watch import describe
+from tui.cli.watch import describe
 
 AT = datetime(2026, 11, 23, tzinfo=UTC)
 PARENT, CHILD = "aaaaaaaa-1111", "bbbbbbbb-2222"

@@ -41,7 +41,7 @@ import pytest
 from core.config import CONFIG_FILENAME, load_settings
 from core.runners.scripted import load_script
 from tui.cli import main
-from tui.keymap_check import binding_ids, check_keymap
+from tui.shared.keymap_check import binding_ids, check_keymap
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 DELEGATE = Path(sys.executable).with_name("delegate")

@@ -57,8 +57,8 @@ NOT_BEFORE_FIRST_FRAME = (
     "core.store.tombstones",
     # The picker's modals and panels: each opens on a key, never in the first frame.
     "tui.modals",
-    "tui.capsule_panel",  # a capsule's editor and preview
-    "tui.return_panel",  # a group's hand-offs
+    "tui.capsules.panel",  # a capsule's editor and preview
+    "tui.returns.panel",  # a group's hand-offs
     "core.capsules",
     "core.documents",
 )

@@ -19,12 +19,12 @@ from tui.first_page import FirstPage
 from tui.list_scope import ListScope
 from tui.live import LOG_FILENAME, Supervision, log_core_to
 from tui.screens.session_picker import SessionPickerScreen
+from tui.shared.workers import WorkFailed
 from tui.widgets.background_import import ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS
 from tui.widgets.filter_bar import DEBOUNCE_SECONDS
 from tui.widgets.preview import QUIET_SECONDS
 from tui.widgets.session_list import SessionList
-from tui.workers import WorkFailed
 
 if TYPE_CHECKING:
     from core.supervisor import Supervisor

@@ -13,7 +13,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from tui.keys import declared_bindings, keys_shown, live_keys
+from tui.shared.keys import declared_bindings, keys_shown, live_keys
 
 # Palette names read better with the object named; other bindings use their description.
 PALETTE_NAMES = {

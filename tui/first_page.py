@@ -28,7 +28,7 @@ import os
 import sys
 
 from core.data_folder import CONFIG_FILENAME, DB_FILENAME, connect_read_only, resolve_data_dir
-from tui.ages import AGE_WIDTH, ago
+from tui.shared.ages import AGE_WIDTH, ago
 
 TYPE_CHECKING = False  # typing's own costs a start more than the page takes to draw
 if TYPE_CHECKING:

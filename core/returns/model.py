@@ -10,6 +10,7 @@ lines delegate writes itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
@@ -143,3 +144,22 @@ class ReturnStep:
     rule: str | None = None  # a ReturnRule value when the return was invalid
     reason: str = ""
     tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnSession:
+    """One artifacts session as the steps describe it.
+
+    A group has ended when its last step routes nowhere on (the end, no route, or
+    an invalid return); ``running`` counts the groups whose last step names a next role.
+    """
+
+    artifacts_session: str
+    groups: int
+    steps: int
+    running: int
+    last_at: datetime
+
+    @property
+    def ended(self) -> bool:
+        return self.running == 0

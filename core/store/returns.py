@@ -13,11 +13,11 @@ import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import aiosqlite
 
 from core.returns.model import END, AgentRole, ReturnStep
+from core.returns.model import ReturnSession as ReturnSession  # re-exported: core.store's name
 from core.store.database import Database
 from core.store.rows import clamp_count, clamp_int, clamp_time
 
@@ -51,25 +51,6 @@ class NewReturnStep:
     reason: str = ""
     tokens: int = 0
     step_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-
-
-@dataclass(frozen=True, slots=True)
-class ReturnSession:
-    """One artifacts session as the steps describe it.
-
-    A group has ended when its last step routes nowhere on (the end, no route, or
-    an invalid return); ``running`` counts the groups whose last step names a next role.
-    """
-
-    artifacts_session: str
-    groups: int
-    steps: int
-    running: int
-    last_at: datetime
-
-    @property
-    def ended(self) -> bool:
-        return self.running == 0
 
 
 @dataclass(frozen=True, slots=True)

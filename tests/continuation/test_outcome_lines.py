@@ -15,8 +15,8 @@ from core.models import (
     HandoffOutcome,
     HandoffResult,
 )
-from tui.cli_watch import describe
-from tui.formatting import handoff_outcome_line
+from tui.cli.watch import describe
+from tui.shared.formatting import handoff_outcome_line
 
 AT = datetime(2026, 11, 23, tzinfo=UTC)
 OLD, NEW = "aaaaaaaa-1111", "bbbbbbbb-2222"

@@ -20,7 +20,7 @@ from core.capsules.merged import superseded_capsules
 from core.capsules.model import Reference
 from core.documents.handoff_facts import checked_work_tree, git_facts
 from core.safe_git import git_output, run_git
-from tui.capsule_files import changed_files, repository_files
+from tui.capsules.files import changed_files, repository_files
 
 
 def every_git_entry(repo: Path) -> None:

@@ -118,7 +118,7 @@ def git_trials(tally: Tally, work: Path) -> None:
         tally.faults += 1
         markers = work / f"markers-{kind}"
         repo = hostile_repo(work / f"repo-{kind}", markers, SETTINGS if kind == "all" else (kind,))
-        from tui.capsule_files import changed_files, repository_files
+        from tui.capsules.files import changed_files, repository_files
 
         facts = git_facts(repo)
         reference_for(repo, "src/app.py")

@@ -11,8 +11,8 @@ from typing import Any
 from textual.pilot import Pilot
 from tui_support import fixed_clock, wait_until
 
-from tui.capsule_app import CapsuleEditorApp, create_capsule_app
-from tui.screens.capsule_editor import CapsuleEditorScreen
+from tui.capsules.app import CapsuleEditorApp, create_capsule_app
+from tui.capsules.editor import CapsuleEditorScreen
 
 FAST_CHECKS = 0.05
 

@@ -33,7 +33,7 @@ from core.config import Settings
 from core.documents.prompt import CAPSULE_HEADING
 from core.models import Role, Session
 from tui.app import DelegateApp
-from tui.capsule_panel import CAPSULE_FILE, LATEST_CAPSULE, NO_CAPSULE
+from tui.capsules.panel import CAPSULE_FILE, LATEST_CAPSULE, NO_CAPSULE
 from tui.modals.confirm_capsule import ConfirmCapsuleLaunch
 from tui.modals.new_delegate import LaunchRequest, NewDelegate, agent_choices
 

@@ -32,7 +32,7 @@ from tui_support import (
 from core.events import CapsuleStale
 from core.models import DocumentStatus
 from tui.app import DelegateApp
-from tui.screens.capsule_editor import CapsuleEditorScreen
+from tui.capsules.editor import CapsuleEditorScreen
 from tui.screens.session_picker import SessionPickerScreen
 from tui.screens.transcript import TranscriptScreen
 

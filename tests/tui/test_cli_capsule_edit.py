@@ -11,7 +11,7 @@ from core.capsules.model import FrontMatter
 from core.capsules.storage import save_capsule
 from core.capsules.template import capsule_template
 from core.orchestrator import AgentOrchestrator
-from tui.cli_capsule import editor_over
+from tui.cli.capsule import editor_over
 
 
 async def test_edit_opens_the_named_capsule(data_dir: Path, tmp_path: Path) -> None:
@@ -40,7 +40,7 @@ async def test_edit_opens_the_named_capsule(data_dir: Path, tmp_path: Path) -> N
 async def test_edit_with_a_free_marker_names_it_as_the_source_session(
     data_dir: Path, tmp_path: Path
 ) -> None:
-    from tui.cli_capsule import source_of
+    from tui.cli.capsule import source_of
 
     repo = make_repo(tmp_path / "repo")
     orch = await AgentOrchestrator.open(data_dir)

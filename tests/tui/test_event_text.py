@@ -46,7 +46,7 @@ from core.models import (
     SessionMode,
     Usage,
 )
-from tui.cli_watch import describe as watch_line
+from tui.cli.watch import describe as watch_line
 from tui.history_detail import detail as history_detail
 from tui.widgets.history import HistoryCell, cell_for
 

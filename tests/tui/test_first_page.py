@@ -360,7 +360,7 @@ from tui import first_page
 folder = Path({str(data_dir)!r})
 page = first_page.FirstPage(folder, first_page.start_key([], folder))
 page.load(); first_page.store_stamp(page.data_dir)
-heavy = [m for m in ("textual", "rich", "pydantic", "core.models", "tui.formatting")
+heavy = [m for m in ("textual", "rich", "pydantic", "core.models", "tui.shared.formatting")
          if m in sys.modules]
 print(",".join(heavy))
 """

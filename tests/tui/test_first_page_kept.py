@@ -26,10 +26,10 @@ from tui_support import (
 )
 
 from tui import first_page
-from tui.ages import AGE_WIDTH, ago
 from tui.first_page import FirstPage
 from tui.live import Supervision
 from tui.screens.session_picker import SessionPickerScreen
+from tui.shared.ages import AGE_WIDTH, ago
 
 QUICK = Supervision(store_poll_s=0.05, tick_s=0.2, debounce_ms=50, rescan_s=0.5)
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.returns.model import AgentRole
-from tui.return_panel import read_handoff_view, shown_path
+from tui.returns.panel import read_handoff_view, shown_path
 
 SESSION = "crp-20261121-204500-3fa9"
 

@@ -3,7 +3,7 @@ word still arriving waits for its end (it is judged whole for secrets)."""
 
 from __future__ import annotations
 
-from tui.safe_text import visible
+from tui.shared.safe_text import visible
 from tui.widgets.preview import LiveReply
 
 HEADER = "assistant (streaming)\n"

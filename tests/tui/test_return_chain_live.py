@@ -14,7 +14,7 @@ from tui_support import AppFactory, history_cells, picker, started, wait_until, 
 
 from core.chains.runner import run_chains
 from core.returns.model import AgentRole, RoleLaunch
-from tui.screens.return_groups import ReturnGroupsScreen, StepRow
+from tui.returns.groups import ReturnGroupsScreen, StepRow
 from tui.widgets.history import ChainEndedCell
 
 ROLES = {

@@ -41,7 +41,7 @@ from core.returns.model import AgentRole, RoleLaunch
 from core.store import Store
 from tui.modals.handoff_viewer import HandoffViewer
 from tui.modals.help import help_rows
-from tui.screens.return_groups import ReturnGroupsScreen, StepRow
+from tui.returns.groups import ReturnGroupsScreen, StepRow
 
 
 @pytest.fixture

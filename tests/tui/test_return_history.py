@@ -16,7 +16,7 @@ from panel_returns_data import (
 from tui_support import FIXED_NOW, AppFactory, history_cells, started, static_text, wait_until
 
 from core.events import HISTORY_EVENT, ChainEnded, ReturnAccepted, ReturnRejected
-from tui.cli_watch import describe
+from tui.cli.watch import describe
 from tui.widgets.history import ChainEndedCell, ReturnRejectedCell
 
 CELLS = 3

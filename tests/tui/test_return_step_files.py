@@ -14,7 +14,7 @@ from core.returns.model import AgentRole
 from core.store import Store
 from core.store.returns import NewReturnStep
 from tui.modals.handoff_viewer import HandoffViewer
-from tui.screens.return_groups import ReturnGroupsScreen, StepRow
+from tui.returns.groups import ReturnGroupsScreen, StepRow
 
 
 async def _groups(pilot: Pilot[None]) -> ReturnGroupsScreen:

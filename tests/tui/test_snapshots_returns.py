@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 from tui_support import AppFactory, history_cells, session_list, settle, wait_until
 
 from tui.modals.handoff_viewer import HandoffViewer
-from tui.screens.return_groups import ReturnGroupsScreen, StepRow
+from tui.returns.groups import ReturnGroupsScreen, StepRow
 from tui.widgets.history import HistoryTimeline
 
 SnapCompare = Callable[..., bool]

@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui.safe_text import first_line
+from tui.shared.safe_text import first_line
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui.safe_text import visible
+from tui.shared.safe_text import visible
 
 
 class CliExited(ModalScreen[None]):

@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 
 from core.errors import CapsuleHasSecrets, CapsuleRefused
 from tui.modals.confirm import ConfirmModal
-from tui.safe_text import first_line
+from tui.shared.safe_text import first_line
 
 PROBLEMS_SHOWN = 5
 

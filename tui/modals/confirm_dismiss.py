@@ -15,9 +15,9 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 
 from core.models import Session
-from tui import formatting as fmt
 from tui.modals.confirm import ConfirmModal
-from tui.safe_text import first_line
+from tui.shared import formatting as fmt
+from tui.shared.safe_text import first_line
 
 TRANSCRIPTS_KEPT = "Claude Code and Codex transcript files are never deleted."
 DEPENDANTS_SHOWN = 5

@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui.safe_text import visible
+from tui.shared.safe_text import visible
 
 
 def diff_text(before: str, after: str) -> Text:

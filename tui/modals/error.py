@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui.safe_text import visible
+from tui.shared.safe_text import visible
 
 # An exception's text can be long (a validation error lists every field): enough to act on.
 MAX_DETAIL_CHARS = 400

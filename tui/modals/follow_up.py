@@ -22,9 +22,9 @@ from textual.widgets import Static, TextArea
 
 from core.errors import AgentBusy, DelegateError
 from core.models import Session
-from tui import formatting as fmt
-from tui.safe_text import first_line
-from tui.workers import ForwardsWorkerErrors
+from tui.shared import formatting as fmt
+from tui.shared.safe_text import first_line
+from tui.shared.workers import ForwardsWorkerErrors
 
 # () -> what would refuse a follow-up now, or None
 ProblemCheck = Callable[[], Awaitable[DelegateError | None]]

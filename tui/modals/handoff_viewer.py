@@ -15,9 +15,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from core.returns.model import AgentRole
-from tui.return_panel import HandoffView, read_handoff_view, shown_path
-from tui.safe_text import visible
-from tui.workers import ForwardsWorkerErrors
+from tui.returns.panel import HandoffView, read_handoff_view, shown_path
+from tui.shared.safe_text import visible
+from tui.shared.workers import ForwardsWorkerErrors
 
 
 class HandoffViewer(ForwardsWorkerErrors, ModalScreen[None]):

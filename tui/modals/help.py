@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from tui.keys import declared_bindings, keys_shown, live_keys
+from tui.shared.keys import declared_bindings, keys_shown, live_keys
 
 HelpRow = tuple[str, str, str]  # keys, action, what it does
 

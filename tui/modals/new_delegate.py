@@ -35,14 +35,14 @@ from core.config import Settings
 from core.errors import DelegateError, NoAgentInstalled
 from core.models import Session
 from core.runners.default_agent import CLI_NAMES, cli_installed, default_agent
-from tui.capsule_panel import (
+from tui.capsules.panel import (
     CAPSULE_FILE,
     LATEST_CAPSULE,
     NO_CAPSULE,
     latest_note,
     launch_capsule,
 )
-from tui.safe_text import visible
+from tui.shared.safe_text import visible
 
 NO_PARENT = ""
 REQUEST_CAPSULE = "request"  # ask the parent for its capsule, then carry the draft

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from core.models import Session
-from tui import formatting as fmt
+from tui.shared import formatting as fmt
 
 
 class OtherFolder(ModalScreen[str | None]):

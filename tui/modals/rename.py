@@ -18,8 +18,8 @@ from textual.widgets import Input, Static
 
 from core.conversations.archive import NAME_CHARS
 from core.models import Session
-from tui import formatting as fmt
-from tui.safe_text import first_line
+from tui.shared import formatting as fmt
+from tui.shared.safe_text import first_line
 
 
 class RenameSession(ModalScreen[str | None]):

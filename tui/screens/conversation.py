@@ -33,8 +33,8 @@ from tui.bridge import (
     connect,
 )
 from tui.modals.follow_up import problem_text
+from tui.shared.workers import ForwardsWorkerErrors
 from tui.widgets.preview import PreviewPane
-from tui.workers import ForwardsWorkerErrors
 
 MESSAGES_PER_PAGE = 30
 

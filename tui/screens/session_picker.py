@@ -47,7 +47,6 @@ from core.models import (
 )
 from core.orchestrator import AgentOrchestrator
 from core.reopen import ReopenPlan, opens_interactively, reopen_plan
-from tui import formatting as fmt
 from tui.bridge import (
     HistoryPosted,
     RunActivityReceived,
@@ -58,13 +57,15 @@ from tui.bridge import (
     connect,
 )
 from tui.commands import PickerCommands
-from tui.context_levels import Thresholds
 from tui.empty_list import STORE_EMPTY, empty_list_text, widest
 from tui.first_page import FirstPage
-from tui.keys import live_keys
 from tui.list_scope import ListScope
 from tui.live import Throttle, polling_note
-from tui.safe_text import first_line
+from tui.shared import formatting as fmt
+from tui.shared.context_levels import Thresholds
+from tui.shared.keys import live_keys
+from tui.shared.safe_text import first_line
+from tui.shared.workers import ForwardsWorkerErrors
 from tui.widgets.background_import import BackgroundImport, ImportRoots
 from tui.widgets.dismissals import UNDO_SECONDS, Dismissals
 from tui.widgets.filter_bar import DEBOUNCE_SECONDS, FilterBar
@@ -75,7 +76,6 @@ from tui.widgets.live_rows import LiveRows
 from tui.widgets.preview import QUIET_SECONDS, PreviewPane
 from tui.widgets.session_list import PAGE_SIZE, SessionList
 from tui.widgets.status_panel import FULLEST_SHOWN, StatusPanel, StatusSnapshot, WaitingHandoff
-from tui.workers import ForwardsWorkerErrors
 
 if TYPE_CHECKING:
     from core.capsules.launch import CapsuleAcceptance
@@ -850,7 +850,7 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
     # --- capsules ----------------------------------------------------------
 
     async def _capsule_document(self, capsule_id: str) -> ContextDocument | None:
-        from tui.capsule_panel import capsule_document  # deferred: used on demand
+        from tui.capsules.panel import capsule_document  # deferred: used on demand
 
         return await capsule_document(self.orchestrator, capsule_id)
 
@@ -861,8 +861,8 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @work(group="capsule-editor", name="opening the capsule editor", exit_on_error=False)
     async def _open_capsule_editor(self, session: Session) -> None:
-        from tui.capsule_panel import editor_target
-        from tui.screens.capsule_editor import CapsuleEditorScreen  # deferred: opened on demand
+        from tui.capsules.editor import CapsuleEditorScreen  # deferred: opened on demand
+        from tui.capsules.panel import editor_target
 
         target = await editor_target(self.orchestrator, session)
         if target is None:
@@ -894,11 +894,11 @@ class SessionPickerScreen(ForwardsWorkerErrors, Screen[None]):
 
     @work(group="return-groups", name="opening the compact returns", exit_on_error=False)
     async def _open_return_groups(self, session: Session | None) -> None:
-        from tui.screens.return_groups import ReturnGroupsScreen  # deferred: opened on demand
+        from tui.returns.groups import ReturnGroupsScreen  # deferred: opened on demand
 
         focus = None
         if session is not None:
-            from tui.return_panel import artifacts_session_of
+            from tui.returns.panel import artifacts_session_of
 
             focus = await artifacts_session_of(self.orchestrator, session)
         self.app.push_screen(ReturnGroupsScreen(self.orchestrator, clock=self.clock, focus=focus))

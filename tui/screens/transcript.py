@@ -36,14 +36,14 @@ from core.models import (
     TranscriptDetails,
 )
 from core.orchestrator import AgentOrchestrator
-from tui import formatting as fmt
-from tui.capsule_panel import capsule_document
-from tui.context_levels import ThresholdsFor
-from tui.safe_text import first_line, visible
+from tui.capsules.panel import capsule_document
+from tui.shared import formatting as fmt
+from tui.shared.context_levels import ThresholdsFor
+from tui.shared.safe_text import first_line, visible
+from tui.shared.workers import ForwardsWorkerErrors
 from tui.widgets.context_details import capsule_row, report_rows
 from tui.widgets.context_meter import meter_text
 from tui.widgets.message_view import message_renderable
-from tui.workers import ForwardsWorkerErrors
 
 PAGE_SIZE = 40
 """Messages read per page: enough to fill a tall terminal, little to read from the file."""

@@ -19,7 +19,7 @@ from textual.widget import Widget
 
 from core.errors import DelegateError
 from core.importing.report import SEE_REPORT, ImportProgress, ImportReport
-from tui.workers import ForwardsWorkerErrors
+from tui.shared.workers import ForwardsWorkerErrors
 
 SCAN_NOTE_AFTER_S = 0.5
 """A scan this long (a huge tree, a slow disk) is shown; a usual one is not."""

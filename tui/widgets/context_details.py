@@ -20,9 +20,9 @@ from core.models import (
     Session,
     WindowSource,
 )
-from tui import formatting as fmt
-from tui.context_levels import LEVEL_STYLES
-from tui.safe_text import first_line, visible
+from tui.shared import formatting as fmt
+from tui.shared.context_levels import LEVEL_STYLES
+from tui.shared.safe_text import first_line, visible
 
 # Where a window came from, as the preview header says it (a word) and the details (a phrase).
 SOURCE_WORDS = {

@@ -1,5 +1,5 @@
 """The compact context meter: ``▰▰▰▱▱ 42k used · 79% left``, coloured by the
-``[context]`` thresholds in force for the session (:mod:`tui.context_levels`).
+``[context]`` thresholds in force for the session (:mod:`tui.shared.context_levels`).
 
 Unknown usage draws an empty, dim bar and says so; an estimate (after a
 compaction) is marked ``≈`` and its bar dimmed.
@@ -11,8 +11,8 @@ from rich.text import Text
 
 from core.config import ContextSettings
 from core.models import ContextUsage
-from tui import formatting as fmt
-from tui.context_levels import DEFAULT_THRESHOLDS, LEVEL_STYLES, level_at, level_style
+from tui.shared import formatting as fmt
+from tui.shared.context_levels import DEFAULT_THRESHOLDS, LEVEL_STYLES, level_at, level_style
 
 
 def meter_text(

@@ -20,7 +20,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from core.errors import DelegateError
 from core.models import Session
-from tui.workers import ForwardsWorkerErrors
+from tui.shared.workers import ForwardsWorkerErrors
 
 UNDO_SECONDS = 6.0  # how long the "archived — ctrl+z to undo" notice stays
 UNDO_KEPT = 50  # archives from this panel that undo can still take back, at most

@@ -17,8 +17,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, Static
 
-from tui.safe_text import visible
-from tui.workers import ForwardsWorkerErrors
+from tui.shared.safe_text import visible
+from tui.shared.workers import ForwardsWorkerErrors
 
 # Long enough to swallow a burst of typing, short enough to feel immediate.
 DEBOUNCE_SECONDS = 0.15

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from core.models import Session
-from tui.workers import ForwardsWorkerErrors
+from tui.shared.workers import ForwardsWorkerErrors
 
 SessionsReader = Callable[[Sequence[str]], Awaitable[dict[str, Session]]]
 """Reads a batch of sessions by full id: those that exist, by id (``get_sessions``)."""

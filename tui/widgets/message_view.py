@@ -15,8 +15,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from core.models import Message, MessageCategory, Role
-from tui import formatting as fmt
-from tui.safe_text import clip_lines, first_line, visible
+from tui.shared import formatting as fmt
+from tui.shared.safe_text import clip_lines, first_line, visible
 
 if TYPE_CHECKING:
     from rich.markdown import Markdown

@@ -27,14 +27,14 @@ from core.clock import Clock
 from core.errors import DelegateError
 from core.models import ContextDocument, MessagePage, Role, Run, RunStatus, Session, SessionState
 from core.redact_stream import StreamRedactor
-from tui import formatting as fmt
-from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
-from tui.safe_text import first_line, visible
+from tui.shared import formatting as fmt
+from tui.shared.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
+from tui.shared.safe_text import first_line, visible
+from tui.shared.workers import ForwardsWorkerErrors
 from tui.widgets.context_details import capsule_text, preview_line
 from tui.widgets.context_meter import meter_text
 from tui.widgets.message_view import message_renderable
 from tui.widgets.run_status import Activity, run_block
-from tui.workers import ForwardsWorkerErrors
 
 # (conversation id, messages per page, cursor or None for the newest) -> a page
 PageLoader = Callable[[str, int, str | None], Awaitable[MessagePage]]

@@ -17,8 +17,8 @@ from datetime import datetime
 from rich.text import Text
 
 from core.models import Run, RunStatus
-from tui import formatting as fmt
-from tui.safe_text import clip_lines, visible
+from tui.shared import formatting as fmt
+from tui.shared.safe_text import clip_lines, visible
 
 PROMPT_LINES = 6
 STDERR_LINES = 8

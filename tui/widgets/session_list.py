@@ -19,11 +19,11 @@ from textual.widgets.option_list import Option
 from core.clock import Clock, to_us
 from core.errors import InvalidRequest
 from core.models import SearchPage, SearchResult, SearchSnippet, Session
-from tui.ages import AGE_WIDTH, ago
-from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
 from tui.first_page import PageRows
+from tui.shared.ages import AGE_WIDTH, ago
+from tui.shared.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
+from tui.shared.workers import ForwardsWorkerErrors
 from tui.widgets.session_row import HIGHLIGHT_STYLE, age_place, session_row
-from tui.workers import ForwardsWorkerErrors
 
 __all__ = ["HIGHLIGHT_STYLE", "PAGE_SIZE", "PageFetcher", "SessionList", "session_row"]
 

@@ -14,10 +14,10 @@ from rich.text import Text
 
 from core.config import ContextSettings
 from core.models import RunStatus, SearchSnippet, Session, SessionState
-from tui import formatting as fmt
-from tui.ages import AGE_WIDTH
-from tui.context_levels import DEFAULT_THRESHOLDS, level_style
-from tui.safe_text import first_line, visible
+from tui.shared import formatting as fmt
+from tui.shared.ages import AGE_WIDTH
+from tui.shared.context_levels import DEFAULT_THRESHOLDS, level_style
+from tui.shared.safe_text import first_line, visible
 from tui.widgets.context_meter import meter_text
 
 STATE_BADGES = {

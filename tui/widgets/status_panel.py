@@ -14,11 +14,11 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from core.models import ContextDocument, Session
-from tui import formatting as fmt
-from tui.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
-from tui.safe_text import first_line
+from tui.shared import formatting as fmt
+from tui.shared.context_levels import DEFAULT_THRESHOLDS, ThresholdsFor
+from tui.shared.safe_text import first_line
+from tui.shared.workers import ForwardsWorkerErrors
 from tui.widgets.context_meter import meter_text
-from tui.workers import ForwardsWorkerErrors
 
 FULLEST_SHOWN = 3
 

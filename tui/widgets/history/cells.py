@@ -21,9 +21,9 @@ from textual.widgets import Static
 from core.event_text.catalog import describe
 from core.event_text.model import EventText, Tone
 from core.events import HistoryEvent
-from tui import formatting as fmt
-from tui.context_levels import LEVEL_STYLES
-from tui.safe_text import visible
+from tui.shared import formatting as fmt
+from tui.shared.context_levels import LEVEL_STYLES
+from tui.shared.safe_text import visible
 
 Clock = Callable[[], datetime]
 

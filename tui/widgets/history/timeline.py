@@ -11,8 +11,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from core.events import HistoryEvent, SessionContinued
+from tui.shared.workers import ForwardsWorkerErrors
 from tui.widgets.history.cells import Clock, HistoryCell, cell_for
-from tui.workers import ForwardsWorkerErrors
 
 HistoryLoader = Callable[[int], Awaitable[list[HistoryEvent]]]  # newest first
 

@@ -14,8 +14,8 @@ from typing import Any
 from core.context.report import level_reached, report_payload
 from core.models import ContextLevel, ContextReport, ContextUsage
 from core.orchestrator import AgentOrchestrator
-from tui.cli import EXIT_OK, _print_json
-from tui.formatting import sparkline
+from tui.cli.output import EXIT_OK, print_json
+from tui.shared.formatting import sparkline
 
 LEVEL_NAMES = {
     ContextLevel.OK: "below every threshold",
@@ -44,7 +44,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _figures(context: ContextUsage) -> str:
-    from tui import formatting as fmt
+    from tui.shared import formatting as fmt
 
     if not context.known:
         return fmt.UNKNOWN_USAGE
@@ -57,7 +57,7 @@ def _figures(context: ContextUsage) -> str:
 
 def report_lines(report: ContextReport) -> list[str]:
     """The report for people, one fact a line."""
-    from tui import formatting as fmt
+    from tui.shared import formatting as fmt
 
     session, context = report.session, report.session.context
     window = f"window {fmt.tokens(context.limit_tokens)} ({SOURCE_NAMES[context.window_source]}"
@@ -122,9 +122,9 @@ def report_lines(report: ContextReport) -> list[str]:
 async def cmd_context(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     report = await orch.context_report(args.conversation_id)
     if args.json:
-        _print_json({"context": report_payload(report)})
+        print_json({"context": report_payload(report)})
         return EXIT_OK
-    from tui import render
+    from tui.cli import render
 
     for line in report_lines(report):
         print(render.shown(line))

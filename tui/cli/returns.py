@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import HandoffFileInvalid, InvalidRequest
 from core.orchestrator import AgentOrchestrator
 from core.returns.model import END, INVALID_RETURN, AgentRole, ReturnStep
-from tui.cli import EXIT_ERROR, EXIT_OK, _print_json, _print_safe, _read_arg
+from tui.cli.arguments import read_arg
+from tui.cli.output import EXIT_ERROR, EXIT_OK, print_json, print_safe
 
 if TYPE_CHECKING:
-    from core.models import Run
-    from core.returns.model import ParsedReturn, RoleLaunch
+    from core.returns.model import ParsedReturn
     from core.returns.paths import GroupPaths
-    from core.runs.handle import RunHandle
 
 NO_GROUP = "-"
 """The group a ``parse`` display line names when ``--group`` is not given."""
@@ -155,7 +153,8 @@ def _file_json(paths: GroupPaths, role: AgentRole) -> dict[str, str]:
     return {"handoff_file": str(path), "relative": paths.relative(path)}
 
 
-def _step_display(step: ReturnStep) -> str:
+def step_line(step: ReturnStep) -> str:
+    """A recorded step's display line, from its recorded answer and route."""
     from core.returns.display import display_line
     from core.returns.registry import answer_of
 
@@ -179,7 +178,7 @@ async def cmd_write(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     document = await _register(orch, paths, role, path)
     relative = paths.relative(path)
     if args.json:
-        _print_json(
+        print_json(
             {
                 "status": "ok",
                 "agent_role": role.value,
@@ -191,7 +190,7 @@ async def cmd_write(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
-    _print_safe(f"hand-off written: {relative}")
+    print_safe(f"hand-off written: {relative}")
     return EXIT_OK
 
 
@@ -202,7 +201,7 @@ async def _handoff_text(spec: str) -> str:
     from core.returns.files import MAX_HANDOFF_BYTES
 
     if spec == "-":
-        text = _read_arg("-", "hand-off file")
+        text = read_arg("-", "hand-off file")
         if len(text.encode("utf-8")) > MAX_HANDOFF_BYTES:
             raise HandoffFileInvalid(
                 f"the hand-off on stdin is over {MAX_HANDOFF_BYTES:,} bytes; keep details in"
@@ -230,7 +229,7 @@ async def cmd_parse(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.returns.display import display_line
     from core.returns.routing import Routes
 
-    text = _read_arg("-", "final message")
+    text = read_arg("-", "final message")
     group = NO_GROUP
     if args.group is not None:
         from core.returns.paths import check_artifact_id
@@ -241,7 +240,7 @@ async def cmd_parse(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     next_role = routes.next_role(role, parsed.answer.status) if parsed.valid else None
     display = display_line(group, role, parsed.answer, next_role)
     if args.json:
-        _print_json(
+        print_json(
             {
                 "status": "ok" if parsed.valid else "invalid",
                 "valid": parsed.valid,
@@ -258,14 +257,14 @@ async def cmd_parse(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     else:
         if parsed.valid:
             route = next_role if next_role is not None else "stop (no route)"
-            _print_safe(
+            print_safe(
                 f"valid: {role.value} {parsed.answer.status} · {parsed.tokens} tokens"
                 f" · next: {route}"
             )
         else:
             rule = parsed.rule.value if parsed.rule else "?"
-            _print_safe(f"invalid: {rule}: {parsed.reason} · {parsed.tokens} tokens")
-        _print_safe(display)
+            print_safe(f"invalid: {rule}: {parsed.reason} · {parsed.tokens} tokens")
+        print_safe(display)
     return EXIT_OK if parsed.valid else EXIT_ERROR
 
 
@@ -297,9 +296,9 @@ async def cmd_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     groups: dict[str, list[ReturnStep]] = {}
     for step in steps:
         groups.setdefault(step.group_id, []).append(step)
-    displays = {step.step_id: _step_display(step) for step in steps}
+    displays = {step.step_id: step_line(step) for step in steps}
     if args.json:
-        _print_json(
+        print_json(
             {
                 "artifacts_session": session,
                 "groups": [
@@ -320,16 +319,16 @@ async def cmd_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         if index:
             print()
         roles = " -> ".join(step.role.value for step in chain)
-        _print_safe(f"group {group_id} · {roles} ({_chain_state(chain[-1])})")
+        print_safe(f"group {group_id} · {roles} ({_chain_state(chain[-1])})")
         for step in chain:
-            _print_safe(f"  {step.seq}. {displays[step.step_id]}")
+            print_safe(f"  {step.seq}. {displays[step.step_id]}")
             if step.rule:
-                _print_safe(f"     rule broken: {step.rule}: {step.reason}")
+                print_safe(f"     rule broken: {step.rule}: {step.reason}")
             if step.handoff_path:
                 known = "" if step.document_id else " (not registered)"
-                _print_safe(f"     hand-off: {step.handoff_path}{known}")
+                print_safe(f"     hand-off: {step.handoff_path}{known}")
             elif not step.rule:  # an invalid return's rule says why it has none
-                _print_safe(f"     {missing_handoff(step)}")
+                print_safe(f"     {missing_handoff(step)}")
     return EXIT_OK
 
 
@@ -345,7 +344,7 @@ def _chain_state(last: ReturnStep) -> str:
 async def _show_sessions(orch: AgentOrchestrator, *, as_json: bool) -> int:
     sessions = await orch.store.returns.sessions()
     if as_json:
-        _print_json(
+        print_json(
             {
                 "sessions": [
                     {
@@ -367,7 +366,7 @@ async def _show_sessions(orch: AgentOrchestrator, *, as_json: bool) -> int:
     for s in sessions:
         state = "ended" if s.ended else f"{s.running} running"
         when = s.last_at.strftime("%Y-%m-%d %H:%M")
-        _print_safe(
+        print_safe(
             f"{s.artifacts_session}  {when}  {s.groups} group(s)  {s.steps} step(s)  {state}"
         )
     return EXIT_OK
@@ -387,7 +386,7 @@ async def cmd_prompt(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     launch = RoleLaunch(role, paths.session, paths.group, previous=previous)
     text = role_prompt("", launch, paths)  # no task: the sections alone
     if args.json:
-        _print_json(
+        print_json(
             {
                 "status": "ok",
                 "agent_role": role.value,
@@ -414,7 +413,7 @@ async def cmd_clean(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     session = check_artifact_id(args.session, "artifacts session")
     report = await clean_session(orch.store, _repo(args), session)
     if args.json:
-        _print_json(
+        print_json(
             {
                 "status": "problems" if report.problems else "ok",
                 "artifacts_session": session,
@@ -426,148 +425,17 @@ async def cmd_clean(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         )
         return EXIT_ERROR if report.problems else EXIT_OK
     for folder in report.folders:
-        _print_safe(f"removed: {folder}")
+        print_safe(f"removed: {folder}")
     for problem in report.problems:
-        _print_safe(f"left alone: {problem}")
+        print_safe(f"left alone: {problem}")
     if report.problems:
         print("nothing forgotten: clean again once the folders above can be removed")
         return EXIT_ERROR
     if not report.removed_anything:
-        _print_safe(f"nothing to clean for artifacts session {session}")
+        print_safe(f"nothing to clean for artifacts session {session}")
         return EXIT_OK
-    _print_safe(
+    print_safe(
         f"artifacts session {session} cleaned: {len(report.folders)} folder(s),"
         f" {report.steps} step(s), {report.documents} document(s)"
     )
     return EXIT_OK
-
-
-# --- delegate run --role ----------------------------------------------------
-
-
-async def role_launch(
-    orch: AgentOrchestrator,
-    role: str,
-    group: str,
-    artifacts_session: str | None,
-    parent: str | None,
-) -> RoleLaunch:
-    """``delegate run --role``'s launch: the role, its group, the artifacts session (the
-    one named, else the parent's id, else a new one) and the group's previous hand-off."""
-    from core.errors import ArtifactIdUnsafe
-    from core.returns.model import RoleLaunch
-    from core.returns.paths import check_artifact_id, new_artifacts_session
-    from core.returns.schemas import role_of
-
-    agent_role = role_of(role)
-    group_id = check_artifact_id(group, "group id")
-    session = None
-    if artifacts_session is not None:
-        session = check_artifact_id(artifacts_session, "artifacts session")
-    elif parent is not None:
-        parent_id = await orch.resolve_id(parent)
-        # An imported session's id may not name a folder: a new session then.
-        with contextlib.suppress(ArtifactIdUnsafe):
-            session = check_artifact_id(parent_id, "artifacts session")
-    if session is None:
-        session = new_artifacts_session(orch.clock())
-    previous = await orch.previous_handoff(session, group_id)
-    return RoleLaunch(agent_role, session, group_id, previous)
-
-
-async def report_role_run(
-    orch: AgentOrchestrator,
-    handle: RunHandle,
-    launch: RoleLaunch,
-    run: Run | None,
-    *,
-    as_json: bool,
-) -> int:
-    """Print a role's run as the tool answers it (``run`` None: detached, under way):
-    its display line on stdout, where its hand-off is on stderr. Exit 1 when invalid."""
-    from core.tools import return_payload
-
-    step = await orch.return_step(handle.run_id) if run is not None else None
-    payload = return_payload(handle, launch, step)
-    if as_json:
-        _print_json({"status": "ok", **payload})
-    elif run is None:
-        print(
-            f"detached launch run {handle.run_id} in conversation {handle.conversation_id},"
-            f" as {launch.role.value} of group {launch.group_id} in artifacts session"
-            f" {launch.artifacts_session}"
-        )
-    else:
-        _print_safe(_display(launch, payload, step))
-        if payload.get("rule"):
-            _print_err(f"invalid return ({payload['rule']}): {payload.get('reason', '')}")
-        elif payload.get("handoff_file"):
-            _print_err(f"hand-off: {payload['handoff_file']}")
-    return EXIT_ERROR if payload.get("rule") else EXIT_OK
-
-
-def _display(launch: RoleLaunch, payload: dict[str, Any], step: ReturnStep | None) -> str:
-    """The run's display line: the step's, or the one its answer makes when none was
-    recorded (the tool leaves the line out: the primary has the three lines already)."""
-    from core.returns.display import display_line
-    from core.returns.model import CompactReturn
-
-    if step is not None:
-        return _step_display(step)
-    answer = payload["return"]  # the protocol's shape: always three lines
-    first, second, third = (str(line) for line in answer["summary"])
-    compact = CompactReturn(str(answer["status"]), (first, second, third))
-    return display_line(launch.group_id, launch.role, compact, None)
-
-
-def _print_err(line: str) -> None:
-    import sys
-
-    from core.redact import redact
-    from tui.safe_text import visible
-
-    print(visible(redact(line)), file=sys.stderr)
-
-
-async def run_chain(orch: AgentOrchestrator, args: argparse.Namespace, prompt: str) -> int:
-    """``delegate run --role R --group G --chain``: the chain through ``delegate_agent``
-    (delegate routes every return), one display line per step. Exit 1 unless it ended."""
-    import sys
-
-    from core.tools import delegate_agent, is_error
-
-    request: dict[str, Any] = {
-        "prompt": prompt,
-        "agent_id": args.agent,
-        "cwd": args.cwd,
-        "parent_id": args.parent,
-        "capsule": args.capsule,
-        "allow_secrets": args.allow_secrets,
-        "accept_stale": args.accept_stale,
-        "agent_role": args.role,
-        "group_id": args.group,
-        "artifacts_session": args.artifacts_session,
-        "chain": True,
-    }
-    response = await delegate_agent(orch, {k: v for k, v in request.items() if v is not None})
-    if is_error(response):
-        if args.json:
-            _print_json(response)
-        else:
-            error = response.get("error", {})
-            _print_err(f"delegate: {error.get('code', 'error')}: {error.get('message', '')}")
-        return EXIT_ERROR
-    if args.json:
-        _print_json(response)
-    else:
-        for line in response.get("lines", []):
-            _print_safe(str(line))
-        if response.get("artifacts_session"):
-            print(f"artifacts session {response['artifacts_session']}", file=sys.stderr)
-    return EXIT_OK if _chains_ended(response) else EXIT_ERROR
-
-
-def _chains_ended(response: dict[str, Any]) -> bool:
-    """Whether every group's chain reached the end (not an invalid return, no route...)."""
-    groups = response.get("groups", [])
-    return bool(groups) and all(group.get("reason") == "end" for group in groups)

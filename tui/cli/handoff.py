@@ -12,7 +12,8 @@ from typing import Any
 
 from core.models import ContextDocument, DocumentKind, DocumentStatus
 from core.orchestrator import AgentOrchestrator
-from tui.cli import EXIT_ERROR, EXIT_OK, _limit, _print_json
+from tui.cli.arguments import limit
+from tui.cli.output import EXIT_ERROR, EXIT_OK, print_json
 
 
 def add_parser(subparsers: Any) -> None:
@@ -26,7 +27,7 @@ def add_parser(subparsers: Any) -> None:
     h_list.add_argument(
         "--status", choices=[s.value for s in DocumentStatus], help="only with this status"
     )
-    h_list.add_argument("--limit", type=_limit, default=20, help="how many, 1..100 (20)")
+    h_list.add_argument("--limit", type=limit, default=20, help="how many, 1..100 (20)")
     h_list.add_argument("--json", action="store_true")
     h_list.set_defaults(handler=cmd_handoff_list)
     h_show = hsub.add_parser("show", help="a hand-off: its chain, status and text")
@@ -58,7 +59,7 @@ def document_json(document: ContextDocument) -> dict[str, Any]:
 
 
 def _line(document: ContextDocument) -> str:
-    from tui import render
+    from tui.cli import render
 
     created = document.created_at.strftime("%Y-%m-%d %H:%M")
     session = document.source_session or "-"
@@ -75,7 +76,7 @@ async def cmd_handoff_list(orch: AgentOrchestrator, args: argparse.Namespace) ->
         DocumentKind.HANDOFF, source_session=session, status=status, limit=args.limit
     )
     if args.json:
-        _print_json({"handoffs": [document_json(d) for d in documents]})
+        print_json({"handoffs": [document_json(d) for d in documents]})
         return EXIT_OK
     if not documents:
         print("no hand-offs" + (f" of session {session}" if session else ""))
@@ -91,14 +92,14 @@ async def cmd_handoff_show(orch: AgentOrchestrator, args: argparse.Namespace) ->
     from core.continuation.service import Continuation
     from core.documents.handoff_files import read_handoff_file
     from core.documents.handoff_template import validate_handoff
-    from tui import render
+    from tui.cli import render
 
     document, path = await Continuation(orch).lookup(args.document)
     text = await asyncio.to_thread(read_handoff_file, path)
     chain = await orch.store.documents.chain(document.document_id) if document else []
     problems = validate_handoff(text)
     if args.json:
-        _print_json(
+        print_json(
             {
                 "document": document_json(document) if document else None,
                 "path": str(path),
@@ -123,11 +124,11 @@ async def cmd_handoff_show(orch: AgentOrchestrator, args: argparse.Namespace) ->
 
 async def cmd_handoff_write(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.continuation.service import Continuation
-    from tui.formatting import handoff_outcome_line
+    from tui.shared.formatting import handoff_outcome_line
 
     outcome = await Continuation(orch).hand_off(await orch.resolve_id(args.session))
     if args.json:
-        _print_json(
+        print_json(
             {
                 "status": "ok" if outcome.document is not None else "error",
                 # The outcome as every front end has it; the keys beside it stay for
@@ -151,7 +152,7 @@ async def cmd_handoff_continue(orch: AgentOrchestrator, args: argparse.Namespace
     document = await service.document(args.document)
     session = await service.continue_from(document.document_id)
     if args.json:
-        _print_json(
+        print_json(
             {
                 "status": "ok",
                 "conversation_id": session.conversation_id,
@@ -164,7 +165,7 @@ async def cmd_handoff_continue(orch: AgentOrchestrator, args: argparse.Namespace
     print(f"continued in session {session.conversation_id} from {document.path}")
     latest = await orch.latest_run(session.conversation_id)
     if latest is not None and latest.output:
-        from tui import render
+        from tui.cli import render
 
         print()
         print(render.shown(latest.output))
@@ -176,7 +177,7 @@ async def cmd_handoff_prune(orch: AgentOrchestrator, args: argparse.Namespace) -
 
     report = await prune_handoffs(orch, dry_run=args.dry_run)
     if args.json:
-        _print_json(
+        print_json(
             {
                 "status": "ok",
                 "dry_run": args.dry_run,

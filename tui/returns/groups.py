@@ -29,20 +29,19 @@ from core.clock import Clock, from_us, system_clock
 from core.events import ChainEnded, ReturnAccepted, ReturnRejected
 from core.orchestrator import AgentOrchestrator
 from core.returns.display import missing_handoff
-from core.returns.model import INVALID_RETURN, ReturnStep
-from core.store.returns import ReturnSession
-from tui import formatting as fmt
-from tui import returns_look as look
+from core.returns.model import INVALID_RETURN, ReturnSession, ReturnStep
 from tui.bridge import HistoryPosted, connect
 from tui.modals.handoff_viewer import HandoffViewer
-from tui.return_panel import (
+from tui.returns import look
+from tui.returns.panel import (
     ChainKey,
     GroupChain,
     chain_ends,
     group_chains,
     return_sessions,
 )
-from tui.workers import ForwardsWorkerErrors
+from tui.shared import formatting as fmt
+from tui.shared.workers import ForwardsWorkerErrors
 
 EMPTY_STATE = """[b]No compact returns yet.[/b]
 

@@ -10,8 +10,8 @@ from core.event_text.words import short_id as short_id
 from core.event_text.words import tokens as tokens
 from core.events import ContextThresholdCrossed
 from core.models import ContextLevel, ContextUsage, Message, Role
-from tui.ages import ago as ago  # re-exported: the formats' one place to look
-from tui.safe_text import first_line
+from tui.shared.ages import ago as ago  # re-exported: the formats' one place to look
+from tui.shared.safe_text import first_line
 
 
 def size(n: int) -> str:

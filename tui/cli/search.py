@@ -13,8 +13,8 @@ from typing import Any
 
 from core.models import SearchPage, SearchSnippet, SessionScope
 from core.orchestrator import AgentOrchestrator
-
-EXIT_OK = 0
+from tui.cli.arguments import limit
+from tui.cli.output import EXIT_OK, print_json
 
 
 def add_parser(subparsers: Any) -> None:
@@ -26,18 +26,10 @@ def add_parser(subparsers: Any) -> None:
         "Best matches first.",
     )
     search.add_argument("query", help="what to find, e.g. '\"rename the file\" state:idle'")
-    search.add_argument("--limit", type=_limit, default=20, help="page size, 1..100 (20)")
+    search.add_argument("--limit", type=limit, default=20, help="page size, 1..100 (20)")
     search.add_argument("--cursor", help="next_cursor from a previous page")
     search.add_argument("--json", action="store_true", help="print the tool's JSON")
     search.set_defaults(handler=cmd_sessions_search)
-
-
-def _limit(value: str) -> int:
-    # Range errors are the orchestrator's to report (invalid_request naming the field).
-    try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
 
 
 async def cmd_sessions_search(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
@@ -45,9 +37,7 @@ async def cmd_sessions_search(orch: AgentOrchestrator, args: argparse.Namespace)
     scope = SessionScope(top_level=False)
     page = await orch.search_sessions(args.query, args.limit, args.cursor, scope=scope)
     if args.json:
-        from tui.cli import _print_json
-
-        _print_json(page.model_dump(mode="json"))
+        print_json(page.model_dump(mode="json"))
         return EXIT_OK
     _print_page(orch, page)
     return EXIT_OK
@@ -56,7 +46,7 @@ async def cmd_sessions_search(orch: AgentOrchestrator, args: argparse.Namespace)
 def _print_page(orch: AgentOrchestrator, page: SearchPage) -> None:
     from rich.text import Text
 
-    from tui import render
+    from tui.cli import render
 
     console = render.make_console()
     if not page.results:
@@ -79,7 +69,7 @@ def _snippet_text(snippet: SearchSnippet) -> Any:
     """The snippet indented, each highlighted span bold; every piece escaped on its own."""
     from rich.text import Text
 
-    from tui.render import shown
+    from tui.cli.render import shown
 
     text = Text(f"    {snippet.role}: ")
     at = 0

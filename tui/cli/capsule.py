@@ -10,26 +10,31 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
-import os
 import sys
-from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.documents.problems import Problem
 from core.errors import DelegateError, InvalidRequest, UnknownConversation
 from core.models import ContextDocument, DocumentStatus
 from core.orchestrator import AgentOrchestrator
 from core.redact import redact
-from tui.cli import EXIT_ERROR, EXIT_OK, _print_json, _print_safe
-from tui.safe_text import visible
+from tui.cli.capsule_inbox import cmd_inbox, cmd_prune, cmd_remember
+from tui.cli.capsule_shared import (
+    LATEST,
+    branch_of,
+    capsule_file,
+    document_json,
+    document_line,
+    print_problems,
+    problem_json,
+    problems_of,
+    repo_of,
+)
+from tui.cli.output import EXIT_ERROR, EXIT_OK, print_json, print_safe
+from tui.shared.safe_text import visible
 
 if TYPE_CHECKING:
-    from tui.capsule_app import CapsuleEditorApp
-
-LATEST = "latest"
+    from tui.capsules.app import CapsuleEditorApp
 
 
 def add_parser(subparsers: Any) -> None:
@@ -135,97 +140,6 @@ def _positive_float(value: str) -> float:
     return number
 
 
-# --- where ------------------------------------------------------------------
-
-
-def _repo(args: argparse.Namespace) -> Path:
-    """``--repo``, else the worktree holding the current folder, else the folder."""
-    from core.gitinfo import worktree_root
-
-    if args.repo:
-        folder = Path(args.repo).expanduser()
-        if not folder.is_dir():
-            raise InvalidRequest(f"--repo {args.repo}: no such folder")
-        return worktree_root(folder) or folder.resolve()
-    here = Path.cwd()
-    return worktree_root(here) or here
-
-
-def _branch(args: argparse.Namespace, repo: Path) -> str:
-    """``--branch``, else the one checked out (the detached head's folder on none)."""
-    from core.capsules.storage import DETACHED
-    from core.gitinfo import current_branch
-
-    return str(args.branch or current_branch(repo) or DETACHED)
-
-
-async def _capsule_file(repo: Path, spec: str, branch: str | None) -> tuple[Path, str]:
-    """The capsule ``spec`` names (``latest`` or a path inside the repo) and its text."""
-    from core.capsules.storage import read_capsule, resolve_capsule
-
-    if spec != LATEST and not Path(spec).expanduser().is_absolute():
-        # A shell's relative path is from the current folder (the core's: the repo root).
-        spec = os.path.normpath(Path.cwd() / spec)
-    path = await asyncio.to_thread(resolve_capsule, repo, spec, branch)
-    return path, await asyncio.to_thread(read_capsule, path)
-
-
-async def _problems(orch: AgentOrchestrator, repo: Path, path: Path, text: str) -> list[Problem]:
-    from core.capsules.check import check_capsule
-
-    return await asyncio.to_thread(
-        check_capsule, path, text, repo=repo, prompt_ceiling=orch.settings.capsule_max_tokens
-    )
-
-
-# --- output -----------------------------------------------------------------
-
-
-def problem_json(problem: Problem) -> dict[str, Any]:
-    return dataclasses.asdict(problem)
-
-
-def document_json(document: ContextDocument | None) -> dict[str, Any] | None:
-    return document.model_dump(mode="json") if document is not None else None
-
-
-def _jsonable(value: Any) -> Any:
-    """An inbox entry (a pydantic model or a dataclass) as JSON data."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {k: _plain(v) for k, v in dataclasses.asdict(value).items()}
-    return _plain(value)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _print_problems(path: Path, problems: Sequence[Problem]) -> None:
-    for problem in problems:
-        _print_safe(problem.located(str(path)))
-
-
-def _document_line(path: Path, document: ContextDocument | None) -> str:
-    if document is None:
-        return f"-         {'not registered':<16}  {'':<8}  {'':<6}  {path}"
-    created = document.created_at.strftime("%Y-%m-%d %H:%M")
-    return (
-        f"{document.document_id[:8]}  {created}  {document.status.value:<8}  "
-        f"{document.producer or '-':<6}  {path}"
-    )
-
-
-# --- actions ----------------------------------------------------------------
-
-
 async def source_of(orch: AgentOrchestrator, given: str | None) -> tuple[str | None, str | None]:
     """``--session``: ``(marker, session id)``. A session of ours (its id or a unique
     prefix) names it in full; any other text is a free marker, as the seed's
@@ -250,8 +164,8 @@ async def cmd_new(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.capsules.storage import save_capsule
     from core.capsules.template import capsule_template
 
-    repo = _repo(args)
-    branch = _branch(args, repo)
+    repo = repo_of(args)
+    branch = branch_of(args, repo)
     marker, session = await source_of(orch, args.session)
     now = orch.clock().replace(microsecond=0)  # the front matter's and the file name's
     front = FrontMatter(
@@ -275,7 +189,7 @@ async def cmd_new(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     )
     await _saved(orch, document, path, session, producer="person")
     if args.json:
-        _print_json(
+        print_json(
             {
                 "status": "ok",
                 "path": str(path),
@@ -284,7 +198,7 @@ async def cmd_new(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
-    _print_safe(f"capsule template written: {path}")
+    print_safe(f"capsule template written: {path}")
     return EXIT_OK
 
 
@@ -322,7 +236,7 @@ async def cmd_request(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         orch, session, budget=args.budget, mini=args.mini, timeout_s=args.timeout
     )
     if args.json:
-        _print_json(
+        print_json(
             {
                 "status": "ok",
                 "path": str(draft.path),
@@ -331,17 +245,17 @@ async def cmd_request(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
-    _print_safe(f"draft saved: {draft.path} (document {draft.document_id[:8]})")
+    print_safe(f"draft saved: {draft.path} (document {draft.document_id[:8]})")
     if draft.problems:
         print(f"{len(draft.problems)} problem(s) to fix before a launch carries it:")
-        _print_problems(draft.path, draft.problems)
+        print_problems(draft.path, draft.problems)
     return EXIT_OK
 
 
 async def cmd_prompt(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.capsules.prompt import capsule_prompt
 
-    repo = _repo(args)
+    repo = repo_of(args)
     marker, _session = await source_of(orch, args.session)
     prompt = await asyncio.to_thread(
         capsule_prompt,
@@ -357,22 +271,22 @@ async def cmd_prompt(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         branch=args.branch,
     )
     if args.json:
-        _print_json({"status": "ok", "text": prompt.text, "path": str(prompt.path)})
+        print_json({"status": "ok", "text": prompt.text, "path": str(prompt.path)})
         return EXIT_OK
     print(prompt.text)
     return EXIT_OK
 
 
 async def cmd_check(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    repo = _repo(args)
+    repo = repo_of(args)
     report: list[dict[str, Any]] = []
     found = 0
     for spec in args.capsules or [LATEST]:
-        path, text = await _capsule_file(repo, spec, args.branch)
+        path, text = await capsule_file(repo, spec, args.branch)
         redacted = False
         if args.redact:
             text, redacted = await _redacted(path, text)
-        problems = await _problems(orch, repo, path, text)
+        problems = await problems_of(orch, repo, path, text)
         found += len(problems)
         report.append(
             {
@@ -383,10 +297,10 @@ async def cmd_check(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         )
         if not args.json:
             if redacted:
-                _print_safe(f"{path}: secrets replaced with [REDACTED]")
-            _print_problems(path, problems)
+                print_safe(f"{path}: secrets replaced with [REDACTED]")
+            print_problems(path, problems)
     if args.json:
-        _print_json({"status": "problems" if found else "ok", "capsules": report})
+        print_json({"status": "problems" if found else "ok", "capsules": report})
     return EXIT_ERROR if found else EXIT_OK
 
 
@@ -406,12 +320,12 @@ async def cmd_list(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.capsules.registry import capsule_document
     from core.capsules.storage import list_capsules
 
-    repo = _repo(args)
-    branch = None if args.all_branches else _branch(args, repo)
+    repo = repo_of(args)
+    branch = None if args.all_branches else branch_of(args, repo)
     paths = await asyncio.to_thread(list_capsules, repo, branch)
     documents = [await capsule_document(orch.store, path) for path in paths]
     if args.json:
-        _print_json(
+        print_json(
             {
                 "capsules": [
                     {"path": str(path), "document": document_json(document)}
@@ -424,19 +338,19 @@ async def cmd_list(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         print("no capsules" + (f" on branch {branch}" if branch else ""))
         return EXIT_OK
     for path, document in zip(paths, documents, strict=True):
-        _print_safe(_document_line(path, document))
+        print_safe(document_line(path, document))
     return EXIT_OK
 
 
 async def cmd_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.capsules.registry import capsule_document
 
-    repo = _repo(args)
-    path, text = await _capsule_file(repo, args.capsule, args.branch)
+    repo = repo_of(args)
+    path, text = await capsule_file(repo, args.capsule, args.branch)
     document = await capsule_document(orch.store, path)
-    problems = await _problems(orch, repo, path, text)
+    problems = await problems_of(orch, repo, path, text)
     if args.json:
-        _print_json(
+        print_json(
             {
                 "path": str(path),
                 "document": document_json(document),
@@ -445,31 +359,31 @@ async def cmd_show(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
             }
         )
         return EXIT_OK
-    _print_safe(_document_line(path, document))
+    print_safe(document_line(path, document))
     if document is not None and document.consumers:
-        _print_safe("used by: " + ", ".join(document.consumers))
-    _print_problems(path, problems)
+        print_safe("used by: " + ", ".join(document.consumers))
+    print_problems(path, problems)
     print()
     for line in text.splitlines():
-        _print_safe(line)
+        print_safe(line)
     return EXIT_OK
 
 
 async def cmd_edit(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     """The editor, over the orchestrator this command opened (one store connection)."""
-    from tui.keymap_check import check_keymap
+    from tui.shared.keymap_check import check_keymap
 
     check_keymap(orch.settings.keymap)
-    repo = _repo(args)
+    repo = repo_of(args)
     path = None
     if args.capsule:
-        path, _ = await _capsule_file(repo, args.capsule, args.branch)
+        path, _ = await capsule_file(repo, args.capsule, args.branch)
     marker, session = await source_of(orch, args.session)
     saved = await editor_over(orch, repo, path, session, source=marker).run_async()
     if args.json:  # after the editor: what it saved last, for a script that opened it
-        _print_json({"status": "ok", "saved": str(saved) if saved is not None else None})
+        print_json({"status": "ok", "saved": str(saved) if saved is not None else None})
     elif saved is not None:
-        _print_safe(f"saved: {saved}")
+        print_safe(f"saved: {saved}")
     return EXIT_OK
 
 
@@ -482,7 +396,7 @@ def editor_over(
 ) -> CapsuleEditorApp:
     """The capsule editor app over an orchestrator already open (it closes it on leaving;
     closing twice is harmless). ``options``: the app's own (clock, check delay...)."""
-    from tui.capsule_app import CapsuleEditorApp
+    from tui.capsules.app import CapsuleEditorApp
 
     async def the_orchestrator() -> AgentOrchestrator:
         return orch
@@ -510,86 +424,3 @@ async def offer_capsule(orch: AgentOrchestrator, args: argparse.Namespace) -> No
     except (OSError, DelegateError):  # a folder the launch will refuse with its own error
         latest = None
     print(visible(redact(capsule_hint(parent, short, latest))), file=sys.stderr)
-
-
-async def cmd_remember(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    from core.capsules.inbox import remember
-
-    entry = await asyncio.to_thread(
-        remember,
-        _repo(args),
-        args.reminder,
-        topic=args.topic,
-        next_step=args.next_step,
-        tags=tuple(args.tag),
-        now=orch.clock(),
-    )
-    if args.json:
-        _print_json({"status": "ok", "entry": _jsonable(entry)})
-        return EXIT_OK
-    _print_safe(f"remembered: {_entry_line(entry)}")
-    return EXIT_OK
-
-
-def _entry_line(entry: Any) -> str:
-    data = _jsonable(entry)
-    tags = " ".join(f"#{t}" for t in data.get("tags", ()))
-    topic = f"[{data['topic']}] " if data.get("topic") else ""
-    step = f" -> {data['next_step']}" if data.get("next_step") else ""
-    consumed = f"  (consumed into {data['consumed_into']})" if data.get("consumed_into") else ""
-    return f"{data.get('entry_id', '')}  {topic}{data.get('reminder', '')}{step} {tags}{consumed}"
-
-
-async def cmd_inbox(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    from core.capsules.inbox import consume, inbox_entries
-
-    repo = _repo(args)
-    consumed_into: Path | None = None
-    if args.consume:
-        if not args.into:
-            raise InvalidRequest("--consume needs --into PATH|latest: the capsule they went into")
-        consumed_into, _ = await _capsule_file(repo, args.into, args.branch)
-        await asyncio.to_thread(
-            consume, repo, list(args.consume), into=consumed_into, now=orch.clock()
-        )
-    elif args.into:
-        raise InvalidRequest("--into goes with --consume ID ...")
-    entries = await asyncio.to_thread(inbox_entries, repo, args.all)
-    if args.json:
-        _print_json(
-            {
-                "status": "ok",
-                "consumed_into": str(consumed_into) if consumed_into else None,
-                "entries": [_jsonable(e) for e in entries],
-            }
-        )
-        return EXIT_OK
-    if consumed_into is not None:
-        _print_safe(f"consumed {len(args.consume)} into {consumed_into}")
-    if not entries:
-        print("the inbox is empty")
-    for entry in entries:
-        _print_safe(_entry_line(entry))
-    return EXIT_OK
-
-
-async def cmd_prune(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
-    from core.capsules.pruning import prune_capsules
-    from core.capsules.registry import forget_capsules
-
-    removed = await asyncio.to_thread(
-        prune_capsules,
-        _repo(args),
-        older_than_days=args.older_than,
-        merged=args.merged,
-        now=orch.clock(),
-    )
-    # The files are gone: so are their rows (a session keeps the id and digest it used).
-    forgotten = await forget_capsules(orch.store, removed)
-    if args.json:
-        _print_json({"status": "ok", "deleted": [str(p) for p in removed], "forgotten": forgotten})
-        return EXIT_OK
-    for path in removed:
-        _print_safe(f"deleted: {path}")
-    print(f"{len(removed)} capsule(s) deleted")
-    return EXIT_OK

@@ -12,8 +12,7 @@ import argparse
 from typing import Any
 
 from core.orchestrator import AgentOrchestrator
-
-EXIT_OK = 0
+from tui.cli.output import EXIT_OK, print_json
 
 
 def add_parser(subparsers: Any) -> None:
@@ -85,10 +84,8 @@ async def cmd_sessions_rename(orch: AgentOrchestrator, args: argparse.Namespace)
 
 def _report(args: argparse.Namespace, line: str) -> None:
     if args.json:
-        from tui.cli import _print_json
-
-        _print_json({"status": "ok"})
+        print_json({"status": "ok"})
         return
-    from tui.render import shown
+    from tui.cli.render import shown
 
     print(shown(line))

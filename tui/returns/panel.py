@@ -2,7 +2,7 @@
 chains, the artifacts session a panel session ran in, a hand-off file to show.
 
 Reads only: ``store.returns`` (the steps), the stored history (how chains ended) and
-the hand-off files on disk. The screen is :class:`tui.screens.return_groups.ReturnGroupsScreen`.
+the hand-off files on disk. The screen is :class:`tui.returns.groups.ReturnGroupsScreen`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from core.errors import DelegateError
 from core.events import ChainEnded
 from core.models import Session
 from core.orchestrator import AgentOrchestrator
-from core.returns.model import END, INVALID_RETURN, AgentRole, ReturnStep
+from core.returns.model import END, INVALID_RETURN, AgentRole, ReturnSession, ReturnStep
 from core.returns.registry import on_disk
-from core.store.returns import ReturnSession
 
 SESSIONS_LOOKED_AT: Final = 50
 """Artifacts sessions searched for the steps a panel session ran (the newest first)."""

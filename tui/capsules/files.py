@@ -30,7 +30,7 @@ from core.events import CapsuleSaved
 from core.gitinfo import current_branch
 from core.models import Session
 from core.orchestrator import AgentOrchestrator
-from tui.capsule_report import CapsuleReport, outline_of
+from tui.capsules.report import CapsuleReport, outline_of
 
 MAX_FILES = 5_000
 """Files the reference picker lists (a huge repository: type to narrow)."""

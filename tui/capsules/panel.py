@@ -3,7 +3,7 @@ stale mark), which capsule the editor opens for a session, and the launch form's
 capsule choice.
 
 Reads only: the registry (``store.documents``) and the session's folder. The editor
-itself is :class:`tui.screens.capsule_editor.CapsuleEditorScreen`.
+itself is :class:`tui.capsules.editor.CapsuleEditorScreen`.
 """
 
 from __future__ import annotations

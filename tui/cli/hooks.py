@@ -18,6 +18,7 @@ from typing import Any
 
 from core import ids
 from core.orchestrator import AgentOrchestrator
+from tui.cli.output import EXIT_OK
 
 AGENTS = (ids.CLAUDE_CODE, ids.CODEX)
 
@@ -90,7 +91,7 @@ async def cmd_hooks_install(orch: AgentOrchestrator, args: argparse.Namespace) -
     path = settings_path(args.agent, args.agent_dir)
     status = await asyncio.to_thread(install, args.agent, path, _data_dir(orch))
     _print_status(status, args, "Installed" if status.changed else "Already installed")
-    return 0
+    return EXIT_OK
 
 
 async def cmd_hooks_uninstall(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
@@ -99,7 +100,7 @@ async def cmd_hooks_uninstall(orch: AgentOrchestrator, args: argparse.Namespace)
     path = settings_path(args.agent, args.agent_dir)
     status = await asyncio.to_thread(uninstall, args.agent, path, _data_dir(orch))
     _print_status(status, args, "Uninstalled" if status.changed else "Nothing to uninstall")
-    return 0
+    return EXIT_OK
 
 
 async def cmd_hooks_status(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
@@ -108,7 +109,7 @@ async def cmd_hooks_status(orch: AgentOrchestrator, args: argparse.Namespace) ->
     path = settings_path(args.agent, args.agent_dir)
     status = await asyncio.to_thread(status_of, args.agent, path)
     _print_status(status, args, "Status")
-    return 0
+    return EXIT_OK
 
 
 def run_hook(args: argparse.Namespace) -> int:
@@ -128,7 +129,7 @@ def run_hook(args: argparse.Namespace) -> int:
         print(
             f"delegate: hook: no data folder ({type(exc).__name__}); let through", file=sys.stderr
         )
-        return 0
+        return EXIT_OK
     payload: str | None = args.payload
 
     def read_input() -> bytes:

@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 from core.drafting.capsule_extract import extract_capsule
 from core.models import Message
-from tui.capsule_report import front_matter_end
-from tui.safe_text import first_line
+from tui.capsules.report import front_matter_end
+from tui.shared.safe_text import first_line
 
 HIGHLIGHT_CHARS = 160
 """A highlight quotes at most this much of its message: a pointer, not a transcript."""

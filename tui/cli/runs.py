@@ -12,7 +12,8 @@ from typing import Any
 from core.models import Run, RunStatus
 from core.orchestrator import AgentOrchestrator
 from core.runs.handle import StopOutcome
-from tui.cli import EXIT_OK, PLAIN_HELP, _limit, _print_json
+from tui.cli.arguments import PLAIN_HELP, limit
+from tui.cli.output import EXIT_OK, print_json
 
 # What ``stop`` did, for people (``--json`` prints the ``how`` itself).
 STOP_OUTCOMES = {
@@ -32,7 +33,7 @@ def add_parser(subparsers: Any) -> None:
     r_list.add_argument(
         "--status", choices=[s.value for s in RunStatus], help="only runs with this status"
     )
-    r_list.add_argument("--limit", type=_limit, default=20, help="how many, 1..100 (20)")
+    r_list.add_argument("--limit", type=limit, default=20, help="how many, 1..100 (20)")
     r_list.add_argument("--json", action="store_true")
     r_list.add_argument("--plain", action="store_true", help=PLAIN_HELP)
     r_list.set_defaults(handler=cmd_runs_list)
@@ -74,10 +75,10 @@ async def cmd_runs_list(orch: AgentOrchestrator, args: argparse.Namespace) -> in
     runs = await orch.list_runs(status, args.limit)
     now = orch.clock()
     if args.json:
-        _print_json({"runs": [run_summary(r, now) for r in runs]})
+        print_json({"runs": [run_summary(r, now) for r in runs]})
         return EXIT_OK
-    from tui import formatting as fmt
-    from tui import render
+    from tui.cli import render
+    from tui.shared import formatting as fmt
 
     console = render.make_console(plain=args.plain)
     header = ("run", "status", "agent", "session", "age", "duration")
@@ -116,10 +117,10 @@ async def cmd_runs_show(orch: AgentOrchestrator, args: argparse.Namespace) -> in
     run = await orch.get_run(args.run_id)
     now = orch.clock()
     if args.json:
-        _print_json({"run": {**run.model_dump(mode="json"), "duration_s": duration_s(run, now)}})
+        print_json({"run": {**run.model_dump(mode="json"), "duration_s": duration_s(run, now)}})
         return EXIT_OK
-    from tui import formatting as fmt
-    from tui import render
+    from tui.cli import render
+    from tui.shared import formatting as fmt
 
     lines = [
         f"run {run.run_id} ({run.kind.value}) of {run.conversation_id}",
@@ -152,7 +153,7 @@ async def cmd_runs_stop(orch: AgentOrchestrator, args: argparse.Namespace) -> in
 def report_stop(outcome: StopOutcome, *, as_json: bool) -> int:
     """What a stop did, as the tool's JSON or one line (``runs stop``, ``sessions stop``)."""
     if as_json:
-        _print_json(
+        print_json(
             {
                 "status": "ok",
                 "run_id": outcome.run_id,

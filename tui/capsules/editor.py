@@ -14,7 +14,7 @@ agent's draft of the section at the cursor or of the whole capsule shown as a di
 save and follow up on the session with it (ctrl+f).
 
 Pushed by the panel for the highlighted session, or run on its own by
-``delegate capsule edit [PATH]`` (:mod:`tui.capsule_app`). It dismisses with the path
+``delegate capsule edit [PATH]`` (:mod:`tui.capsules.app`). It dismisses with the path
 it last saved (None when nothing was saved).
 """
 
@@ -43,16 +43,16 @@ from core.documents.problems import Problem
 from core.errors import DelegateError
 from core.models import Message, MessageCategory, RunStatus, Session
 from core.orchestrator import AgentOrchestrator
-from tui import capsule_edits as edits
-from tui import capsule_files
-from tui.capsule_report import CapsuleReport
+from tui.capsules import edits
+from tui.capsules import files as capsule_files
+from tui.capsules.report import CapsuleReport
 from tui.modals.capsule_pickers import Choice, PickerModal
 from tui.modals.draft_diff import DraftDiffModal
 from tui.modals.follow_up import FollowUpPrompt
 from tui.modals.new_delegate import LaunchRequest, NewDelegate, agent_choices, default_choice
-from tui.safe_text import first_line
+from tui.shared.safe_text import first_line
+from tui.shared.workers import ForwardsWorkerErrors
 from tui.widgets.capsule_text import CapsuleText, Mark
-from tui.workers import ForwardsWorkerErrors
 
 CHECK_DELAY = 0.4
 """Seconds of quiet typing before the checks run again (tests shrink it)."""

@@ -18,8 +18,8 @@ from rich.text import Text
 from core.events import HistoryEvent
 from core.models import MessageCategory, MessagePage, Session, SessionPage
 from core.redact import redact
-from tui import formatting as fmt
-from tui.safe_text import visible
+from tui.shared import formatting as fmt
+from tui.shared.safe_text import visible
 
 # Below this width the list keeps id, title, state and age, and drops the rest.
 WIDE_LIST_COLUMNS = 120

@@ -17,7 +17,7 @@ from core import ids
 from core.errors import UnknownConversation
 from core.models import Session
 from core.orchestrator import AgentOrchestrator
-from tui.cli import EXIT_OK
+from tui.cli.output import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> None:

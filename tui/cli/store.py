@@ -2,7 +2,7 @@
 
 They work on the file itself, not through an open store: a restore must work
 when the store cannot be opened (damaged, or replaced under a running process).
-See :mod:`core.store.backup` and docs/cli.md.
+See :mod:`core.store_files` and docs/cli.md.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from core.data_folder import DB_FILENAME
+from tui.cli.output import EXIT_OK
 
 
 def add_parser(subparsers: Any) -> None:
@@ -45,11 +46,11 @@ def _say(copy: Any, args: argparse.Namespace, text: str) -> int:
         print(json.dumps({"status": "ok", **copy.to_json()}))
     else:
         print(text)
-    return 0
+    return EXIT_OK
 
 
 def cmd_store_backup(data_dir: Path, args: argparse.Namespace) -> int:
-    from core.store.backup import backup_store
+    from core.store_files import backup_store
 
     copy = backup_store(data_dir / DB_FILENAME, args.path)
     return _say(
@@ -61,7 +62,7 @@ def cmd_store_backup(data_dir: Path, args: argparse.Namespace) -> int:
 
 
 def cmd_store_restore(data_dir: Path, args: argparse.Namespace) -> int:
-    from core.store.backup import restore_store
+    from core.store_files import restore_store
 
     copy = restore_store(data_dir / DB_FILENAME, args.path)
     return _say(

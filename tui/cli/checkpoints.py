@@ -13,7 +13,7 @@ from typing import Any
 from core.errors import InvalidRequest
 from core.models import Checkpoint, Session
 from core.orchestrator import AgentOrchestrator
-from tui.cli import EXIT_OK, _print_json
+from tui.cli.output import EXIT_OK, print_json
 
 
 def add_parser(subparsers: Any) -> None:
@@ -58,7 +58,7 @@ def checkpoint_json(checkpoint: Checkpoint) -> dict[str, Any]:
 
 
 def _line(checkpoint: Checkpoint) -> str:
-    from tui.safe_text import visible
+    from tui.shared.safe_text import visible
 
     label = f"  {visible(checkpoint.label)}" if checkpoint.label else ""
     when = checkpoint.created_at.strftime("%Y-%m-%d %H:%M")
@@ -68,7 +68,7 @@ def _line(checkpoint: Checkpoint) -> str:
 async def cmd_mark(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     checkpoint = await orch.mark_checkpoint(args.conversation_id, args.at, args.label)
     if args.json:
-        _print_json({"status": "ok", **checkpoint_json(checkpoint)})
+        print_json({"status": "ok", **checkpoint_json(checkpoint)})
     else:
         print(f"marked {_line(checkpoint)}")
     return EXIT_OK
@@ -77,7 +77,7 @@ async def cmd_mark(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
 async def cmd_list(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     checkpoints = await orch.checkpoints(args.conversation_id)
     if args.json:
-        _print_json({"checkpoints": [checkpoint_json(c) for c in checkpoints]})
+        print_json({"checkpoints": [checkpoint_json(c) for c in checkpoints]})
         return EXIT_OK
     if not checkpoints:
         print("no checkpoints (delegate checkpoint mark ID adds one)")
@@ -91,7 +91,7 @@ async def cmd_restore(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     source = await orch.get_checkpoint(args.checkpoint_id)
     target = args.into or source.conversation_id
     if args.json:
-        _print_json({"status": "ok", "undo": checkpoint_json(undo)})
+        print_json({"status": "ok", "undo": checkpoint_json(undo)})
         return EXIT_OK
     print(
         f"restored to message {source.seq}; the state before is saved as session"
@@ -110,7 +110,7 @@ async def cmd_fork(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
         raise InvalidRequest("--print is for Claude Code and Codex sessions (their own CLI forks)")
     fork = await orch.fork_checkpoint(checkpoint.checkpoint_id)
     if args.json:
-        _print_json({"status": "ok", "session": fork.model_dump(mode="json")})
+        print_json({"status": "ok", "session": fork.model_dump(mode="json")})
     else:
         print(f"forked {fork.conversation_id} from {session.conversation_id}", end="")
         print(f" at message {checkpoint.seq}")
@@ -130,7 +130,7 @@ async def _fork_in_cli(
     )
     if args.print:
         if args.json:
-            _print_json({"status": "ok", "argv": list(plan.argv), "cwd": str(plan.cwd)})
+            print_json({"status": "ok", "argv": list(plan.argv), "cwd": str(plan.cwd)})
         else:
             print(plan.command_line)
         return EXIT_OK

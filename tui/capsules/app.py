@@ -1,6 +1,6 @@
 """``delegate capsule edit [PATH]``: the capsule editor as an app of its own.
 
-The same :class:`~tui.screens.capsule_editor.CapsuleEditorScreen` the panel pushes,
+The same :class:`~tui.capsules.editor.CapsuleEditorScreen` the panel pushes,
 over an orchestrator opened on the store (so highlights, drafts, launches and
 follow-ups work from here too). The app returns the path last saved.
 """
@@ -18,9 +18,9 @@ from core.clock import Clock, system_clock
 from core.config import Settings
 from core.errors import DelegateError
 from core.orchestrator import AgentOrchestrator
+from tui.capsules.editor import CHECK_DELAY, CapsuleEditorScreen
 from tui.modals.error import ErrorModal
-from tui.screens.capsule_editor import CHECK_DELAY, CapsuleEditorScreen
-from tui.workers import WorkFailed
+from tui.shared.workers import WorkFailed
 
 OrchestratorFactory = Callable[[], Awaitable[AgentOrchestrator]]
 

@@ -1,0 +1,2 @@
+"""Helpers the command line and the panel share: formats, ages, safe text, keys, the
+keymap check, context levels, worker failures."""
