@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import grimp
 
+
 def _circles(graph: grimp.ImportGraph) -> list[list[str]]:
     """Each group of modules that import each other in a ring (Tarjan's strongly
     connected components with more than one member), each sorted."""
