@@ -100,7 +100,7 @@ class DelegateApp(App[None]):
 
     async def on_mount(self) -> None:
         self.orchestrator = await self._open_orchestrator()
-        self._stop_logging = log_core_to(self.orchestrator.store.path.parent / LOG_FILENAME)
+        self._stop_logging = log_core_to(self.orchestrator.data_dir / LOG_FILENAME)
         self._store_look = self.set_interval(STORE_LOOK_S, self._look_at_store)
         settings = self.orchestrator.settings
         if self._settings is None and settings.keymap:
@@ -131,7 +131,7 @@ class DelegateApp(App[None]):
         then writes nothing more there), rather than at the next write it refuses."""
         if self.orchestrator is None:
             return
-        lost = self.orchestrator.store.db.guard.probe()
+        lost = self.orchestrator.store_lost()
         if lost is None:
             return
         self._store_look.stop()  # said once: every write says it again anyway

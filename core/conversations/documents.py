@@ -12,8 +12,7 @@ from core.models import ContextDocument, DocumentKind, DocumentStatus
 from core.services import Wing
 
 if TYPE_CHECKING:
-    from core.returns.model import ReturnStep
-    from core.store.returns import ReturnSession
+    from core.returns.model import ReturnSession, ReturnStep
 
 RETURN_SESSIONS = 1_000  # artifacts sessions listed at most (the store's own bound)
 

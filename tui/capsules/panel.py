@@ -36,7 +36,7 @@ async def capsule_document(
     """The registry row of a session's capsule; None when it is no longer registered
     (pruned, forgotten): the session still names it, with nothing to mark."""
     try:
-        return await orchestrator.store.documents.get(capsule_id)
+        return await orchestrator.document(capsule_id)
     except UnknownDocument:
         return None
 
@@ -47,7 +47,7 @@ async def editor_target(orchestrator: AgentOrchestrator, session: Session) -> Ed
     repo = await asyncio.to_thread(_repository, Path(session.cwd))
     if repo is None:
         return None
-    drafts = await orchestrator.store.documents.find(
+    drafts = await orchestrator.find_documents(
         DocumentKind.CAPSULE,
         source_session=session.conversation_id,
         status=DocumentStatus.DRAFT,

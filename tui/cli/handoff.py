@@ -72,7 +72,7 @@ def _line(document: ContextDocument) -> str:
 async def cmd_handoff_list(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     session = await orch.resolve_id(args.session) if args.session else None
     status = DocumentStatus(args.status) if args.status else None
-    documents = await orch.store.documents.find(
+    documents = await orch.find_documents(
         DocumentKind.HANDOFF, source_session=session, status=status, limit=args.limit
     )
     if args.json:
@@ -96,7 +96,7 @@ async def cmd_handoff_show(orch: AgentOrchestrator, args: argparse.Namespace) ->
 
     document, path = await Continuation(orch).lookup(args.document)
     text = await asyncio.to_thread(read_handoff_file, path)
-    chain = await orch.store.documents.chain(document.document_id) if document else []
+    chain = await orch.document_chain(document.document_id) if document else []
     problems = validate_handoff(text)
     if args.json:
         print_json(

@@ -64,7 +64,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _data_dir(orch: AgentOrchestrator) -> Path:
-    return orch.store.path.parent
+    return orch.data_dir
 
 
 def _print_status(status: Any, args: argparse.Namespace, done: str) -> None:

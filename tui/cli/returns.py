@@ -342,7 +342,7 @@ def _chain_state(last: ReturnStep) -> str:
 
 
 async def _show_sessions(orch: AgentOrchestrator, *, as_json: bool) -> int:
-    sessions = await orch.store.returns.sessions()
+    sessions = await orch.return_sessions()
     if as_json:
         print_json(
             {

@@ -77,7 +77,7 @@ async def cmd_watch(orch: AgentOrchestrator, args: argparse.Namespace) -> int:
     from core.supervisor import Supervisor  # deferred: watchfiles is for this command only
 
     stop = asyncio.Event()
-    log_path = orch.store.path.parent / LOG_FILENAME
+    log_path = orch.data_dir / LOG_FILENAME
     with _logging_to(log_path) as full, _stopped_by_signals(stop):
         remove = orch.bus.add_listener(_printer(as_json=args.json))
         try:
@@ -106,11 +106,10 @@ STORE_LOOK_S = 1.0
 async def _until_stopped_or_store_lost(orch: AgentOrchestrator, stop: asyncio.Event) -> None:
     """Wait for a signal; a store file replaced or removed meanwhile ends the watch with
     its error (it writes nothing more there; a restart opens the file that is there)."""
-    guard = orch.store.db.guard
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), STORE_LOOK_S)
-        lost = guard.probe()
+        lost = orch.store_lost()
         if lost is not None:
             logging.getLogger(__name__).error("%s", lost)
             raise lost

@@ -62,7 +62,7 @@ class GroupChain:
 
 async def return_sessions(orchestrator: AgentOrchestrator) -> list[ReturnSession]:
     """Every artifacts session with steps, the most recently active first."""
-    return await orchestrator.store.returns.sessions()
+    return await orchestrator.return_sessions()
 
 
 async def group_chains(
@@ -72,7 +72,7 @@ async def group_chains(
     (one recorded before its last step belongs to an earlier run: left out); a step
     names its hand-off file only while it is there."""
     by_group: dict[str, list[ReturnStep]] = {}
-    for step in await on_disk(await orchestrator.store.returns.for_session(session)):
+    for step in await on_disk(await orchestrator.return_steps(session)):
         by_group.setdefault(step.group_id, []).append(step)
     chains = []
     for group, steps in sorted(by_group.items()):
@@ -106,8 +106,8 @@ async def artifacts_session_of(orchestrator: AgentOrchestrator, session: Session
         children = None
     if children is not None:
         ids.update(child.conversation_id for child in children.sessions)
-    for candidate in (await orchestrator.store.returns.sessions())[:SESSIONS_LOOKED_AT]:
-        steps = await orchestrator.store.returns.for_session(candidate.artifacts_session)
+    for candidate in (await orchestrator.return_sessions())[:SESSIONS_LOOKED_AT]:
+        steps = await orchestrator.return_steps(candidate.artifacts_session)
         if any(step.conversation_id in ids for step in steps):
             return candidate.artifacts_session
     return None
