@@ -21,17 +21,16 @@ from core.events import (
     ReturnAccepted,
     ReturnRejected,
 )
-from core.models import Run, RunKind, RunStatus, Session, SessionMode
+from core.models import Run, RunKind, RunStatus
 from core.runs.closing import RunCloser
 from core.runs.driver import RunDriver
 from core.runs.handle import RunHandle
 from core.runs.in_flight import RunsInFlight
-from core.runs.plans import RunPlans
+from core.runs.plans import PlannedLaunch, RunPlans
 from core.runs.recording import RunRecorder
 from core.services import CoreServices, Wing
 
 if TYPE_CHECKING:
-    from core.capsules.launch import PreparedCapsule
     from core.detached import GoMessage, Worker
     from core.returns.launch import PreparedRole
     from core.runners import RunRequest
@@ -64,35 +63,13 @@ class DetachedRuns(Wing):
         self.closer = closer
         self.flight = flight
 
-    async def launch(
-        self,
-        prompt: str,
-        agent_id: str,
-        runner: Runner,
-        cwd: Path,
-        mode: SessionMode,
-        parent: Session | None = None,
-        capsule: PreparedCapsule | None = None,
-        role: PreparedRole | None = None,
-        document: str = "",
-    ) -> RunHandle:
+    async def launch(self, launch: PlannedLaunch) -> RunHandle:
         """A launch its own worker process drives; returns once it is recorded."""
-        await self._warm_up(prompt)
+        await self._warm_up(launch.prompt)
         return await self._detach(
             RunKind.LAUNCH,
-            lambda owner: self.recorder.record_launch(
-                prompt,
-                agent_id,
-                runner,
-                cwd,
-                mode,
-                owner,
-                parent=parent,
-                capsule=capsule,
-                role=role,
-                document=document,
-            ),
-            role,
+            lambda owner: self.recorder.record_launch(launch, owner),
+            launch.role,
         )
 
     async def follow_up(self, conversation_id: str, prompt: str, agent_id: str | None) -> RunHandle:

@@ -7,26 +7,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.conversations.ids import SessionIds
 from core.errors import InvalidRequest
-from core.models import AgentRequest, RunKind, Session, SessionMode
+from core.models import AgentRequest, RunKind, SessionMode
 from core.requests import validate
 from core.runs.detached_runs import DetachedRuns
 from core.runs.driver import RunDriver
 from core.runs.handle import RunHandle
 from core.runs.in_flight import RunsInFlight
-from core.runs.plans import RunPlans
+from core.runs.plans import PlannedLaunch, RunPlans
 from core.runs.recording import RunRecorder
 from core.services import CoreServices, Wing
 
 if TYPE_CHECKING:
-    from core.capsules.launch import CapsuleAcceptance, PreparedCapsule
-    from core.returns.launch import PreparedRole
+    from core.capsules.launch import CapsuleAcceptance
     from core.returns.model import RoleLaunch
-    from core.runners.base import Runner
 
 
 class Launcher(Wing):
@@ -157,7 +154,17 @@ class Launcher(Wing):
                 ):
                     started.append(
                         await launch(
-                            p, agent, runner, where, request.mode, parent, carried, role, document
+                            PlannedLaunch(
+                                p,
+                                agent,
+                                runner,
+                                where,
+                                request.mode,
+                                parent,
+                                carried,
+                                role,
+                                document,
+                            )
                         )
                     )
                 return started
@@ -169,15 +176,17 @@ class Launcher(Wing):
             role = await self.plans.role_folders(planned_one)
             started.append(
                 await launch(
-                    request.prompt,
-                    agent,
-                    runner,
-                    where,
-                    request.mode,
-                    parent,
-                    carried,
-                    role,
-                    document,
+                    PlannedLaunch(
+                        request.prompt,
+                        agent,
+                        runner,
+                        where,
+                        request.mode,
+                        parent,
+                        carried,
+                        role,
+                        document,
+                    )
                 )
             )
             return started
@@ -187,32 +196,11 @@ class Launcher(Wing):
                 handle.cancel()
             raise
 
-    async def _launch(
-        self,
-        prompt: str,
-        agent_id: str,
-        runner: Runner,
-        cwd: Path,
-        mode: SessionMode,
-        parent: Session | None = None,
-        capsule: PreparedCapsule | None = None,
-        role: PreparedRole | None = None,
-        document: str = "",
-    ) -> RunHandle:
-        request, started = await self.recorder.record_launch(
-            prompt,
-            agent_id,
-            runner,
-            cwd,
-            mode,
-            parent=parent,
-            capsule=capsule,
-            role=role,
-            document=document,
-        )
-        if role is not None:
-            self.flight.roles[request.run_id] = role
-        return self.driver.start(request, runner, RunKind.LAUNCH, started)
+    async def _launch(self, launch: PlannedLaunch) -> RunHandle:
+        request, started = await self.recorder.record_launch(launch)
+        if launch.role is not None:
+            self.flight.roles[request.run_id] = launch.role
+        return self.driver.start(request, launch.runner, RunKind.LAUNCH, started)
 
     async def _follow_up(
         self, conversation_id: str, prompt: str, agent_id: str | None

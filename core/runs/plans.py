@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ from core.errors import (
     SessionNotReady,
     UnknownAgent,
 )
-from core.models import Session, SessionState
+from core.models import Session, SessionMode, SessionState
 from core.services import CoreServices, Wing
 
 if TYPE_CHECKING:
@@ -48,6 +49,25 @@ def existing_cwd(cwd: str) -> Path:
         return path.resolve()
     except (OSError, ValueError):  # a name too long for the OS, a NUL, a loop of links
         raise CwdMissing(cwd) from None
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedLaunch:
+    """One launch, checked and planned: all that recording and starting it needs.
+
+    ``parent``: the session it is a sub-agent of; ``capsule``: the checked capsule it
+    carries; ``role``: its role in a group; ``document``: a hand-off it continues from.
+    """
+
+    prompt: str
+    agent_id: str
+    runner: Runner
+    cwd: Path
+    mode: SessionMode
+    parent: Session | None = None
+    capsule: PreparedCapsule | None = None
+    role: PreparedRole | None = None
+    document: str = ""
 
 
 class RunPlans(Wing):

@@ -32,18 +32,17 @@ from core.models import (
     RunKind,
     RunStatus,
     Session,
-    SessionMode,
     Usage,
 )
 from core.one_line import first_line_clipped
 from core.runs.handle import CANCELLED_BY_USER
 from core.runs.in_flight import RunsInFlight, uncancellable
+from core.runs.plans import PlannedLaunch
 from core.services import CoreServices, Wing
 from core.store import NewMessage, NewRun, NewSession
 
 if TYPE_CHECKING:
     from core.capsules.launch import PreparedCapsule
-    from core.returns.launch import PreparedRole
     from core.runners import RunRequest
     from core.runners.base import Runner
 
@@ -65,18 +64,7 @@ class RunRecorder(Wing):
         self.archiving = archiving
 
     async def record_launch(
-        self,
-        prompt: str,
-        agent_id: str,
-        runner: Runner,
-        cwd: Path,
-        mode: SessionMode,
-        owner: process_identity.ProcessIdentity | None = None,
-        *,
-        parent: Session | None = None,
-        capsule: PreparedCapsule | None = None,
-        role: PreparedRole | None = None,
-        document: str = "",
+        self, launch: PlannedLaunch, owner: process_identity.ProcessIdentity | None = None
     ) -> tuple[RunRequest, HistoryEvent]:
         """Store the new session and its first run (owned by ``owner``, else this process).
 
@@ -94,6 +82,19 @@ class RunRecorder(Wing):
         from core.gitinfo import current_branch
         from core.runners import RunRequest
 
+        prompt, agent_id, runner, cwd, mode = (
+            launch.prompt,
+            launch.agent_id,
+            launch.runner,
+            launch.cwd,
+            launch.mode,
+        )
+        parent, capsule, role, document = (
+            launch.parent,
+            launch.capsule,
+            launch.role,
+            launch.document,
+        )
         title = title_from_prompt(prompt)
         injected = capsule.injected if capsule is not None else None
         carried = carried_context(capsule=injected, document=document)
