@@ -20,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -38,6 +40,9 @@ T = TypeVar("T")
 Params = Iterable[object]
 
 BUSY_TIMEOUT_MS = 10_000
+# An open refused as busy sooner than this was refused without a wait: it is tried again.
+INSTANT_BUSY_S = 1.0
+OPEN_ATTEMPTS = 5
 WRITER_WAIT_S = 60.0
 """How long a transaction waits for the other transactions of its own process."""
 
@@ -78,7 +83,18 @@ class Database:
         """
         # A restore under way (``delegate store restore``) finishes before anyone opens.
         with restore_lock(path, exclusive=False):
-            return await cls._open(path)
+            for attempt in range(1, OPEN_ATTEMPTS + 1):
+                began = time.monotonic()
+                try:
+                    return await cls._open(path)
+                except StoreBusy:
+                    # SQLite answers "locked" at once, without waiting, where waiting could
+                    # deadlock (processes making a new file WAL or migrating it at the same
+                    # moment); a wait that timed out is a real busy store.
+                    if attempt == OPEN_ATTEMPTS or time.monotonic() - began > INSTANT_BUSY_S:
+                        raise
+                await asyncio.sleep(random.uniform(0.01, 0.1))
+            raise AssertionError("unreachable: the last attempt returns or raises")
 
     @classmethod
     async def _open(cls, path: Path) -> Database:
