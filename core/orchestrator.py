@@ -21,7 +21,7 @@ ids, history), the way ``Store.open`` hands one ``Database`` to every repository
     keeps_conversation
     document find_documents document_chain       conversations.documents
     return_sessions return_steps
-    delegate                                     runs.launcher
+    delegate                                     runs.launcher (the run wing: made on first use)
     follow_up_problem                            runs.plans
     start_detached                               runs.detached
     running cancel                               runs.flight
@@ -37,10 +37,12 @@ store in one transaction each; runs execute as asyncio tasks; history goes out o
 
 from __future__ import annotations
 
+import functools
+import importlib
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from core.clock import Clock, Clocks, MonoClock, system_clock, system_mono
 from core.config import DB_FILENAME, Settings, ensure_data_dir, load_settings
@@ -49,12 +51,25 @@ from core.errors import DelegateError
 from core.events import EventBus
 from core.history_emitter import HistoryEmitter
 from core.models import OwnerKind
-from core.runs import Runs
-from core.runs.driver import ACTIVITY_INTERVAL_S
-from core.runs.handle import AfterTurn
-from core.runs.in_flight import HEARTBEAT_S
 from core.services import CoreServices
 from core.store import Store
+
+if TYPE_CHECKING:
+    from core.runs.handle import AfterTurn
+    from core.runs.wing import Runs
+
+V = TypeVar("V")
+
+
+class _RunVerb(Generic[V]):
+    """A verb of the run wing, bound on first use: the wing (and the launch machinery it
+    imports) is made when a run is first started, stopped or asked about, not at open."""
+
+    def __init__(self, pick: Callable[[Runs], V]) -> None:
+        self._pick = pick
+
+    def __get__(self, orchestrator: AgentOrchestrator, owner: object = None) -> V:
+        return self._pick(orchestrator.runs)
 
 
 class AgentOrchestrator:
@@ -70,15 +85,16 @@ class AgentOrchestrator:
         mono_clock: MonoClock | None = system_mono,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         owner_kind: OwnerKind = "other",
-        heartbeat_s: float = HEARTBEAT_S,
-        activity_interval_s: float = ACTIVITY_INTERVAL_S,
+        heartbeat_s: float | None = None,
+        activity_interval_s: float | None = None,
         after_turn: AfterTurn | None = None,
     ) -> None:
         """``owner_kind``: what this process is to the runs it drives (``run`` for
         ``delegate run``, ``worker`` for a detached worker: only those are ever
         signalled by a stop from elsewhere). ``heartbeat_s``: how often its runs
         are stamped alive and their cancel flags read. ``activity_interval_s``:
-        how often at most a run's live output and stderr tail are stored.
+        how often at most a run's live output and stderr tail are stored (None for
+        either: the run wing's default).
         ``after_turn``: acts on every turn this process runs once it is stored, before
         the run's ``wait()`` returns (a front end with no supervisor sets it:
         ``core.supervisor.turn_end.judge_turns``). ``mono_clock``: the clock that
@@ -95,14 +111,12 @@ class AgentOrchestrator:
         history = HistoryEmitter(store.history, self.bus)
         self.core = CoreServices(store, settings, self.bus, self.clocks, new_id, history)
         self.conversations = Conversations.make(self.core)
-        self.runs = Runs.make(
-            self.core,
-            self.conversations,
-            owner_kind=owner_kind,
-            heartbeat_s=heartbeat_s,
-            activity_interval_s=activity_interval_s,
-            after_turn=after_turn,
-        )
+        self._run_options: dict[str, Any] = {
+            "owner_kind": owner_kind,
+            "heartbeat_s": heartbeat_s,
+            "activity_interval_s": activity_interval_s,
+            "after_turn": after_turn,
+        }
         self._expose_verbs()
 
     def _expose_verbs(self) -> None:
@@ -154,19 +168,26 @@ class AgentOrchestrator:
         self.document_chain = documents.document_chain
         self.return_sessions = documents.return_sessions
         self.return_steps = documents.return_steps
-        self.delegate = self.runs.launcher.delegate
-        self.follow_up_problem = self.runs.plans.follow_up_problem
-        self.start_detached = self.runs.detached.start_detached
-        self.running = self.runs.flight.running
-        self.cancel = self.runs.flight.cancel
-        ownership = self.runs.ownership
-        self.stop_run = ownership.stop_run
-        self.list_runs = ownership.list_runs
-        self.get_run = ownership.get_run
-        self.interrupt_stale_runs = ownership.interrupt_stale_runs
-        self.return_step = self.runs.closer.return_step
-        self.previous_handoff = self.runs.closer.previous_handoff
         self.emit = self.core.history.emit
+
+    delegate = _RunVerb(lambda runs: runs.launcher.delegate)
+    follow_up_problem = _RunVerb(lambda runs: runs.plans.follow_up_problem)
+    start_detached = _RunVerb(lambda runs: runs.detached.start_detached)
+    running = _RunVerb(lambda runs: runs.flight.running)
+    cancel = _RunVerb(lambda runs: runs.flight.cancel)
+    stop_run = _RunVerb(lambda runs: runs.ownership.stop_run)
+    list_runs = _RunVerb(lambda runs: runs.ownership.list_runs)
+    get_run = _RunVerb(lambda runs: runs.ownership.get_run)
+    interrupt_stale_runs = _RunVerb(lambda runs: runs.ownership.interrupt_stale_runs)
+    return_step = _RunVerb(lambda runs: runs.closer.return_step)
+    previous_handoff = _RunVerb(lambda runs: runs.closer.previous_handoff)
+
+    @functools.cached_property
+    def runs(self) -> Runs:
+        """The run wing, composed on first use (a listing starts no run)."""
+        wing = importlib.import_module("core.runs.wing")
+        runs: Runs = wing.Runs.make(self.core, self.conversations, **self._run_options)
+        return runs
 
     @property
     def data_dir(self) -> Path:
@@ -181,11 +202,15 @@ class AgentOrchestrator:
     @property
     def after_turn(self) -> AfterTurn | None:
         """What acts on every turn this process runs (see ``__init__``)."""
+        if "runs" not in self.__dict__:
+            return self._run_options["after_turn"]  # type: ignore[no-any-return]
         return self.runs.flight.after_turn
 
     @after_turn.setter
     def after_turn(self, judge: AfterTurn | None) -> None:
-        self.runs.flight.after_turn = judge
+        self._run_options["after_turn"] = judge
+        if "runs" in self.__dict__:
+            self.runs.flight.after_turn = judge
 
     @classmethod
     async def open(
@@ -211,5 +236,6 @@ class AgentOrchestrator:
 
     async def close(self, *, wait: bool = True) -> None:
         """Let in-flight runs finish (or cancel them) and close the store."""
-        await self.runs.flight.close(wait=wait)
+        if "runs" in self.__dict__:  # no run was ever started here otherwise
+            await self.runs.flight.close(wait=wait)
         await self.store.close()
