@@ -128,11 +128,7 @@ class TranscriptMessages:
         # Deferred: only imported sessions need the transcript reader.
         from core.sources.preview import read_page
 
-        before = (
-            cursors.decode_transcript_cursor(cursor, self.conversation_id).offset
-            if cursor is not None
-            else None
-        )
+        before = self._offset(cursor)
         file = self.transcript
         try:
             page = await asyncio.to_thread(
@@ -155,11 +151,7 @@ class TranscriptMessages:
     async def find(self, text: str, cursor: str | None) -> Found | None:
         from core.sources.transcript import find_before  # deferred like read_page
 
-        before = (
-            cursors.decode_transcript_cursor(cursor, self.conversation_id).offset
-            if cursor is not None
-            else None
-        )
+        before = self._offset(cursor)
         file = self.transcript
         try:
             found = await asyncio.to_thread(
@@ -200,6 +192,12 @@ class TranscriptMessages:
                 break
             cursor = page.next_cursor
         return []
+
+    def _offset(self, cursor: str | None) -> int | None:
+        """The byte offset a cursor of this session carries (None: from the end)."""
+        if cursor is None:
+            return None
+        return cursors.decode_transcript_cursor(cursor, self.conversation_id).offset
 
     def _cursor(self, offset: int) -> str:
         return cursors.encode_transcript_cursor(
